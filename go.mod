@@ -1,0 +1,3 @@
+module github.com/crawlkeeper/crawlkeeper
+
+go 1.26.8

@@ -1,0 +1,179 @@
+package crawlkeeper
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps records in an active set and an archive, with their history.
+// Every backend (sqlite, postgres, mysql, mongodb) implements it and runs
+// the conformance suite in package storetest.
+//
+// The contract relies on conditional writes, not on multi-statement
+// transactions: a backend without them (MongoDB on a single server) applies
+// each item or move with a write conditioned on the record's version and
+// stays correct, because every operation is idempotent when re-run.
+type Store interface {
+	// Ingest applies a batch of prepared items in order; later items with
+	// the same key see the effect of earlier ones. When Ingest returns nil
+	// every item is durable. When it returns an error, a prefix of the
+	// batch may have been applied; ingesting the batch again converges to
+	// the same records (already-applied items count as unchanged).
+	Ingest(ctx context.Context, b *IngestBatch) (*IngestResult, error)
+
+	// Get returns the record with id, active or archived, or an ENOTFOUND
+	// error.
+	Get(ctx context.Context, id int64) (*Record, error)
+	// GetByKey returns the record with the dedup key, active or archived,
+	// or an ENOTFOUND error.
+	GetByKey(ctx context.Context, key string) (*Record, error)
+	// History returns the kept previous versions of the record, oldest
+	// first. It returns an empty slice for a record without changes and
+	// ENOTFOUND for an unknown id.
+	History(ctx context.Context, id int64) ([]HistoryEntry, error)
+	// List returns one page of records matching q.
+	List(ctx context.Context, q RecordQuery) (*RecordPage, error)
+
+	// Stats counts records, history and date errors, by source.
+	Stats(ctx context.Context) (*Stats, error)
+	// Check verifies the store's invariants and lists every violation.
+	Check(ctx context.Context) (*CheckReport, error)
+	// Close releases the store's resources.
+	Close() error
+}
+
+// IngestBatch is one batch of prepared items to write.
+type IngestBatch struct {
+	Items []*Prepared
+	// Now is the delivery time: last_updated_at of every item.
+	Now time.Time
+	// Due applies the archive rules to an archived record refreshed by
+	// this batch: when it reports true the record stays archived (and is
+	// refreshed there), otherwise it is revived. Nil revives every
+	// archived record that comes back.
+	Due func(*Record) (ArchiveReason, bool)
+	// HistoryLimit returns how many previous versions to keep for a source.
+	// Nil keeps DefaultHistoryLimit.
+	HistoryLimit func(source string) int
+	// Marks are crawl-round marks derived from the items (_target and
+	// _round). A store that also persists the embedded monitor writes them
+	// in the same commit as the records (see MarkWriter); otherwise the
+	// caller hands them to the monitor after the commit.
+	Marks []Mark
+}
+
+// HistoryLimitFor returns the batch's history limit for source.
+func (b *IngestBatch) HistoryLimitFor(source string) int {
+	if b.HistoryLimit == nil {
+		return DefaultHistoryLimit
+	}
+	return b.HistoryLimit(source)
+}
+
+// IngestResult reports what a batch did.
+type IngestResult struct {
+	// Outcomes holds one outcome per item, in the batch's order.
+	Outcomes []Outcome
+	// Touched lists the active records that were inserted, changed or
+	// revived, for real-time processing.
+	Touched []RecordRef
+	// MarksWritten is set when the store committed the batch's marks with
+	// the records.
+	MarksWritten bool
+}
+
+// Count returns how many items had outcome o.
+func (r *IngestResult) Count(o Outcome) int {
+	n := 0
+	for _, x := range r.Outcomes {
+		if x == o {
+			n++
+		}
+	}
+	return n
+}
+
+// RecordRef names a record version: enough for a notification.
+type RecordRef struct {
+	ID      int64 `json:"id"`
+	Version int64 `json:"version"`
+}
+
+// Order is the order of a record listing.
+type Order int
+
+// Listing orders.
+const (
+	// OrderID lists records by ascending id.
+	OrderID Order = iota
+	// OrderNewest lists records by descending last_updated_at, then id.
+	OrderNewest
+)
+
+// RecordQuery selects records to list.
+type RecordQuery struct {
+	// Archived lists the archive instead of the active records.
+	Archived bool
+	// Source limits the listing to one source when set.
+	Source string
+	// Q matches records whose title contains it (case-insensitive for
+	// ASCII letters).
+	Q string
+	// Since keeps records with last_updated_at at or after it, when set.
+	Since time.Time
+	Order Order
+	// Limit is the page size. Defaults to 50; at most 10000.
+	Limit int
+	// Cursor continues a previous page (RecordPage.Next).
+	Cursor string
+}
+
+// RecordPage is one page of a listing.
+type RecordPage struct {
+	Records []*Record
+	// Next is the cursor of the following page, empty on the last page.
+	Next string
+}
+
+// Stats are counts over the whole store.
+type Stats struct {
+	Active     int64                   `json:"active"`
+	Archived   int64                   `json:"archived"`
+	History    int64                   `json:"history"`
+	DateErrors int64                   `json:"date_errors"`
+	Sources    map[string]*SourceStats `json:"sources"`
+	// ArchiveRawBytes and ArchiveStoredBytes are the archive's item
+	// payloads before and after compression.
+	ArchiveRawBytes    int64 `json:"archive_raw_bytes"`
+	ArchiveStoredBytes int64 `json:"archive_stored_bytes"`
+}
+
+// SourceStats are the counts of one source.
+type SourceStats struct {
+	Active     int64 `json:"active"`
+	Archived   int64 `json:"archived"`
+	DateErrors int64 `json:"date_errors"`
+	// ArchivedByReason counts archived records by reason.
+	ArchivedByReason map[ArchiveReason]int64 `json:"archived_by_reason,omitempty"`
+	// MedianLifetimeS is the median of last_updated_at − crawled_at over
+	// archived records, in seconds.
+	MedianLifetimeS *float64 `json:"median_lifetime_s,omitempty"`
+	// ChangesPerWeek is content changes per week over the last 4 weeks.
+	ChangesPerWeek *float64 `json:"changes_per_week,omitempty"`
+}
+
+// CheckReport lists invariant violations; OK is true when there are none.
+type CheckReport struct {
+	OK         bool        `json:"ok"`
+	Violations []Violation `json:"violations"`
+}
+
+// Violation is one broken invariant.
+type Violation struct {
+	// Kind names the invariant: key_in_both, duplicate_id,
+	// crawled_after_updated, history_gap, history_orphan, id_counter.
+	Kind    string `json:"kind"`
+	ID      int64  `json:"id,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Message string `json:"message"`
+}
