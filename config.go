@@ -377,19 +377,23 @@ func (c *Config) resolve(source string) (*SourcePolicy, error) {
 // fields and key fields are never volatile: a changed deadline or title is
 // a content change even when its name matches a pattern like "*_at".
 func (p *SourcePolicy) IsVolatile(name string) bool {
-	if p.eventSet[name] {
+	if p.eventSet[name] || p.isKeyField(name) {
 		return false
-	}
-	for _, k := range p.Key {
-		if k == name {
-			return false
-		}
 	}
 	if p.volExact[name] {
 		return true
 	}
 	for _, g := range p.volGlob {
 		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *SourcePolicy) isKeyField(name string) bool {
+	for _, k := range p.Key {
+		if k == name {
 			return true
 		}
 	}

@@ -191,7 +191,7 @@ func DecodeItem(data []byte, base Meta) (map[string]any, Meta, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, meta, Errorf(EINVALID, "item is a JSON %s, not an object: each item must be a JSON object", jsonKind(v))
+		return nil, meta, Errorf(EINVALID, "item is %s, not an object: each item must be a JSON object", aKind(v))
 	}
 	for k, val := range m {
 		if len(k) == 0 || k[0] != '_' {
@@ -205,7 +205,7 @@ func DecodeItem(data []byte, base Meta) (map[string]any, Meta, error) {
 		case MetaSource, MetaTarget:
 			s, ok := val.(string)
 			if !ok {
-				return nil, meta, Errorf(EINVALID, "metadata %s must be a string, got a %s", k, jsonKind(val))
+				return nil, meta, Errorf(EINVALID, "metadata %s must be a string, got %s", k, aKind(val))
 			}
 			if len(s) > 1024 {
 				return nil, meta, Errorf(EINVALID, "metadata %s is %d bytes; the limit is 1024", k, len(s))
@@ -226,7 +226,7 @@ func DecodeItem(data []byte, base Meta) (map[string]any, Meta, error) {
 			case string, json.Number:
 				meta.CrawledAt = val
 			default:
-				return nil, meta, Errorf(EINVALID, "metadata %s must be a date string or a Unix time number, got a %s", k, jsonKind(val))
+				return nil, meta, Errorf(EINVALID, "metadata %s must be a date string or a Unix time number, got %s", k, aKind(val))
 			}
 		}
 		// Other "_" keys are crawler-private metadata and are dropped.
@@ -250,7 +250,7 @@ func roundText(v any) (string, error) {
 		}
 		return x, nil
 	default:
-		return "", Errorf(EINVALID, "metadata _round must be an integer or a string, got a %s", jsonKind(v))
+		return "", Errorf(EINVALID, "metadata _round must be an integer or a string, got %s", aKind(v))
 	}
 }
 
@@ -267,6 +267,7 @@ func ValidateRound(s string) error {
 	return nil
 }
 
+// jsonKind names the JSON type of v with its article ("an object").
 func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
@@ -283,6 +284,17 @@ func jsonKind(v any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+func aKind(v any) string {
+	k := jsonKind(v)
+	if k == "null" {
+		return k
+	}
+	if k == "array" || k == "object" {
+		return "an " + k
+	}
+	return "a " + k
 }
 
 func jsonErrText(err error) string {

@@ -118,6 +118,13 @@ func normalizeKeyField(name string, v any) string {
 // scoped by source: the same page delivered by two sources is two records,
 // because sources may define identity differently.
 func BuildKey(p *SourcePolicy, item map[string]any) (key string, parts []string) {
+	key, parts, _ = buildKey(p, item)
+	return key, parts
+}
+
+// buildKey is BuildKey that also reports whether the key came from the key
+// fields (true) or from the fallback hash (false).
+func buildKey(p *SourcePolicy, item map[string]any) (key string, parts []string, fromFields bool) {
 	parts = make([]string, 0, len(p.Key))
 	for _, f := range p.Key {
 		v, ok := item[f]
@@ -144,8 +151,9 @@ func BuildKey(p *SourcePolicy, item map[string]any) (key string, parts []string)
 		writeCanonicalFields(h, item, names)
 		sum := h.Sum(nil)
 		parts = []string{"hash(" + strings.Join(names, ",") + ")=" + hex.EncodeToString(sum[:16])}
+		return keyOf(p.Source, parts), parts, false
 	}
-	return keyOf(p.Source, parts), parts
+	return keyOf(p.Source, parts), parts, true
 }
 
 func keyOf(source string, parts []string) string {

@@ -75,7 +75,8 @@ func (p *Preparer) PrepareDecoded(item map[string]any, meta Meta, line int, now 
 		return nil, Errorf(EINVALID, "item has no fields besides metadata")
 	}
 	out := &Prepared{Line: line, Source: meta.Source, Target: meta.Target, Round: meta.Round}
-	out.Key, out.KeyParts = BuildKey(pol, item)
+	var keyed bool
+	out.Key, out.KeyParts, keyed = buildKey(pol, item)
 	if s, ok := item["title"].(string); ok {
 		out.Title = NormalizeText(s)
 	}
@@ -108,7 +109,11 @@ func (p *Preparer) PrepareDecoded(item map[string]any, meta Meta, line int, now 
 		if err := writeCanonical(&buf, v); err != nil {
 			return nil, Errorf(EINVALID, "field %q: %v", k, err)
 		}
-		if !pol.IsVolatile(k) {
+		// Key fields are left out of the content hash when the key was
+		// built from them: records with equal keys have equal key fields
+		// after normalisation, so white-space or URL noise in them is
+		// not a content change.
+		if !pol.IsVolatile(k) && !(keyed && pol.isKeyField(k)) {
 			if !firstHashed {
 				h.Write([]byte{','})
 			}

@@ -47,7 +47,7 @@ type Record struct {
 	ProcessedAt      *time.Time      `json:"processed_at"`
 	ProcessedVersion int64           `json:"processed_version"`
 	ProcessedChain   string          `json:"processed_chain,omitempty"`
-	Derived          json.RawMessage `json:"derived,omitempty"`
+	Derived          json.RawMessage `json:"derived"`
 
 	ArchivedAt    *time.Time    `json:"archived_at,omitempty"`
 	ArchiveReason ArchiveReason `json:"archive_reason,omitempty"`

@@ -74,6 +74,8 @@ func (b *IngestBatch) HistoryLimitFor(source string) int {
 type IngestResult struct {
 	// Outcomes holds one outcome per item, in the batch's order.
 	Outcomes []Outcome
+	// IDs holds the record id of each item, in the batch's order.
+	IDs []int64
 	// Touched lists the active records that were inserted, changed or
 	// revived, for real-time processing.
 	Touched []RecordRef

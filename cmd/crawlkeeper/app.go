@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/backends"
+	"github.com/crawlkeeper/crawlkeeper/config"
+	"golang.org/x/term"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
+}
+
+// commands is filled by each command's file in init, so adding a command
+// touches only its own file.
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
+
+// usageError is a mistake in the command line; it exits with status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitError carries a specific exit status with an already printed message.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// app holds what every command shares: streams, common flags and the
+// backends they open.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	data       string
+	storeURL   string
+	monitorURL string
+	queueURL   string
+	configPath string
+	nowText    string
+	json       bool
+
+	cfg   *crawlkeeper.Config
+	clock func() time.Time
+}
+
+// Run runs crawlkeeper with args (without the program name) and returns
+// the exit status.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return a.exit(c.run(ctx, a, []string{"-h"}))
+			}
+		}
+		a.usage()
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(stdout, "crawlkeeper", version())
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "crawlkeeper: unknown command %q; run `crawlkeeper help` for the list\n", args[0])
+		return 2
+	}
+	return a.exit(c.run(ctx, a, args[1:]))
+}
+
+func (a *app) exit(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	var ee *exitError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(a.stderr, "crawlkeeper: %s\n", ue.msg)
+		return 2
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.stderr, "crawlkeeper: interrupted")
+		return 130
+	}
+	fmt.Fprintf(a.stderr, "crawlkeeper: %s\n", err)
+	return 1
+}
+
+func (a *app) usage() {
+	fmt.Fprint(a.stderr, `crawlkeeper keeps crawled data clean, fresh and accountable.
+
+Usage: crawlkeeper COMMAND [flags] [args]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(a.stderr, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(a.stderr, `
+Every command takes:
+  --data DIR      embedded store folder (default ./crawlkeeper-data)
+  --store URL     record store (default: SQLite file in --data)
+  --config FILE   YAML configuration (also CRAWLKEEPER_CONFIG)
+  --now TIME      RFC 3339 time to use as the clock
+  --json          machine-readable output
+
+Run 'crawlkeeper help COMMAND' for a command's flags.
+`)
+}
+
+// newFlags returns a flag set with the common flags registered.
+func (a *app) newFlags(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.StringVar(&a.data, "data", envOr("CRAWLKEEPER_DATA", backends.DefaultDataDir), "embedded store `folder`")
+	fs.StringVar(&a.storeURL, "store", os.Getenv("CRAWLKEEPER_STORE"), "record store `URL` (sqlite:///path, postgres://..., mysql://..., mongodb://...)")
+	fs.StringVar(&a.monitorURL, "monitor", os.Getenv("CRAWLKEEPER_MONITOR"), "crawl monitor `URL` (default: embedded; redis://host:port/db)")
+	fs.StringVar(&a.queueURL, "queue", os.Getenv("CRAWLKEEPER_QUEUE"), "notification queue `URL` (default: in process; nats://host:port)")
+	fs.StringVar(&a.configPath, "config", "", "YAML configuration `file` (default: $CRAWLKEEPER_CONFIG)")
+	fs.StringVar(&a.nowText, "now", "", "use this RFC 3339 `time` as the clock")
+	fs.BoolVar(&a.json, "json", false, "print machine-readable JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(a.stderr, "Usage: crawlkeeper %s\n\nFlags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// parse parses flags that may come before, between or after positional
+// arguments, loads the configuration and sets the clock.
+func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{msg: err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	if err := a.setup(); err != nil {
+		return nil, err
+	}
+	return pos, nil
+}
+
+func (a *app) setup() error {
+	cfg, err := config.Load(a.configPath)
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	a.clock = time.Now
+	if a.nowText != "" {
+		t, err := time.Parse(time.RFC3339Nano, a.nowText)
+		if err != nil {
+			return usagef("--now %q: use an RFC 3339 time such as 2025-09-15T12:00:00Z", a.nowText)
+		}
+		a.clock = func() time.Time { return t }
+	}
+	return nil
+}
+
+func (a *app) now() time.Time { return a.clock() }
+
+// openStore opens the configured store; callers close it.
+func (a *app) openStore(ctx context.Context) (crawlkeeper.Store, error) {
+	return backends.OpenStore(ctx, a.storeURL, a.data)
+}
+
+// printJSON writes v as one line of JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is an interactive terminal, where long
+// work shows progress.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
+
+// env is the set of opened backends a command works with.
+type env struct {
+	a     *app
+	store crawlkeeper.Store
+	dates crawlkeeper.DateParser
+}
+
+// openEnv opens the configured backends.
+func (a *app) openEnv(ctx context.Context) (*env, error) {
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &env{a: a, store: st, dates: newDateParser()}, nil
+}
+
+// Close closes every opened backend.
+func (e *env) Close() error {
+	return e.store.Close()
+}
+
+// ingester returns an Ingester wired to the environment.
+func (e *env) ingester() *crawlkeeper.Ingester {
+	return &crawlkeeper.Ingester{
+		Store:  e.store,
+		Config: e.a.cfg,
+		Dates:  e.dates,
+		Now:    e.a.now,
+		Rules:  crawlkeeper.NewRules(e.a.cfg),
+	}
+}
+
+// newDateParser returns the date parser used by ingest and processing.
+func newDateParser() crawlkeeper.DateParser { return crawlkeeper.MachineDates{} }

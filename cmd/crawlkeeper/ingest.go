@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/schollz/progressbar/v3"
+)
+
+func init() {
+	register(&command{name: "ingest", summary: "store items from JSON lines or a JSON array", run: runIngest})
+}
+
+func runIngest(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlags("ingest", "ingest [--source S] [--round N] [--target T] FILE|-")
+	source := fs.String("source", "", "source `name` for items without _source")
+	round := fs.String("round", "", "crawl `round` for items without _round")
+	target := fs.String("target", "", "crawl `target` for items without _target")
+	batch := fs.Int("batch", 0, "items per transaction (default: limits.batch, 1000)")
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("ingest needs exactly one FILE (or - for standard input), got %d arguments", len(pos))
+	}
+	if *round != "" {
+		if err := crawlkeeper.ValidateRound(*round); err != nil {
+			return usagef("--round: %s", crawlkeeper.ErrorMessage(err))
+		}
+	}
+	var in io.Reader = a.stdin
+	var size int64 = -1
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return crawlkeeper.Errorf(crawlkeeper.EINVALID, "open input: %v", err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		in = f
+	}
+	if isTerminal(a.stderr) {
+		bar := progressbar.NewOptions64(size,
+			progressbar.OptionSetWriter(a.stderr),
+			progressbar.OptionSetDescription("ingest"),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		defer bar.Finish()
+		in = io.TeeReader(in, bar)
+	}
+
+	env, err := a.openEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	g := env.ingester()
+	g.BatchSize = *batch
+	sum, ingestErr := g.Ingest(ctx, in, crawlkeeper.Meta{Source: *source, Round: *round, Target: *target})
+	if a.json {
+		if err := a.printJSON(sum); err != nil {
+			return err
+		}
+	} else {
+		printIngestSummary(a.stdout, sum)
+	}
+	if ingestErr != nil {
+		return fmt.Errorf("ingest stopped after %d items: %w", sum.Read, ingestErr)
+	}
+	return nil
+}
+
+func printIngestSummary(w io.Writer, s *crawlkeeper.IngestSummary) {
+	fmt.Fprintf(w, "read %s: %s\n", plural(s.Read, "item"), joinNonEmpty(
+		fmt.Sprintf("%d inserted", s.Inserted),
+		fmt.Sprintf("%d changed", s.Changed),
+		fmt.Sprintf("%d unchanged", s.Unchanged),
+		nonZero(s.Revived, "revived"),
+		nonZero(s.Refreshed, "refreshed in the archive"),
+		fmt.Sprintf("%d rejected", s.Rejected),
+	))
+	if s.CrawledAtDefaulted > 0 {
+		fmt.Fprintf(w, "%s without a readable _crawled_at: crawled_at set to the ingest time\n", plural(s.CrawledAtDefaulted, "item"))
+	}
+	if s.DateErrors > 0 {
+		fmt.Fprintf(w, "%s could not be read; see date_errors in `crawlkeeper records`\n", plural(s.DateErrors, "event date"))
+	}
+	for _, e := range s.Errors {
+		fmt.Fprintf(w, "line %d: %s\n", e.Line, e.Error)
+	}
+	if s.ErrorsTruncated {
+		fmt.Fprintf(w, "(%d more rejected items not listed)\n", s.Rejected-len(s.Errors))
+	}
+}
+
+func nonZero(n int, what string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s", n, what)
+}

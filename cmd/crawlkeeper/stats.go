@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+func init() {
+	register(&command{name: "stats", summary: "count records, archive and history by source", run: runStats})
+}
+
+func runStats(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlags("stats", "stats")
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("stats takes no arguments")
+	}
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	s, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(s)
+	}
+	fmt.Fprintf(a.stdout, "active %d  archived %d  history %d  date errors %d\n", s.Active, s.Archived, s.History, s.DateErrors)
+	if s.ArchiveRawBytes > 0 {
+		fmt.Fprintf(a.stdout, "archive payloads: %d bytes raw, %d stored\n", s.ArchiveRawBytes, s.ArchiveStoredBytes)
+	}
+	names := make([]string, 0, len(s.Sources))
+	for n := range s.Sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		fmt.Fprintf(a.stdout, "\n%-24s %10s %10s %12s\n", "SOURCE", "ACTIVE", "ARCHIVED", "DATE ERRORS")
+	}
+	for _, n := range names {
+		ss := s.Sources[n]
+		label := n
+		if label == "" {
+			label = "(none)"
+		}
+		fmt.Fprintf(a.stdout, "%-24s %10d %10d %12d\n", label, ss.Active, ss.Archived, ss.DateErrors)
+	}
+	return nil
+}

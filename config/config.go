@@ -1,0 +1,92 @@
+// Package config reads crawlkeeper's YAML configuration file
+// (github.com/goccy/go-yaml) into a crawlkeeper.Config, strictly: an
+// unknown key is an error that names it, so a typo never silently falls
+// back to a default.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/goccy/go-yaml"
+)
+
+// EnvVar names the environment variable that points at the configuration
+// file when --config is not given.
+const EnvVar = "CRAWLKEEPER_CONFIG"
+
+// Load reads the file at path; an empty path means CRAWLKEEPER_CONFIG,
+// and when that is unset too the built-in defaults.
+func Load(path string) (*crawlkeeper.Config, error) {
+	if path == "" {
+		path = os.Getenv(EnvVar)
+	}
+	if path == "" {
+		return &crawlkeeper.Config{}, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "config file %s does not exist: check --config or %s", path, EnvVar)
+		}
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "read config %s: %v", path, err)
+	}
+	cfg, err := Parse(b)
+	if err != nil {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "config %s: %s", path, crawlkeeper.ErrorMessage(err))
+	}
+	return cfg, nil
+}
+
+// Parse reads configuration YAML and validates it.
+func Parse(b []byte) (*crawlkeeper.Config, error) {
+	cfg := &crawlkeeper.Config{}
+	if len(bytes.TrimSpace(b)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(b), yaml.Strict())
+		if err := dec.Decode(cfg); err != nil {
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "%s", yaml.FormatError(err, false, true))
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Example is a commented configuration with every default spelled out;
+// `crawlkeeper config example` prints it.
+const Example = `# crawlkeeper configuration. Every key is optional.
+defaults:
+  key: [title, url]          # identity fields; missing ones fall back to a content hash
+  volatile: ["*_at", "*timestamp*", "scraped*", "fetched*", "crawled*", "download_*", "retrieved*"]
+  event_fields: [deadline, event_date, event_at, end_date, expires, closing_date]
+  event_start_fields: [event_date, event_at, start_date]
+  timezone: UTC              # zone of dates without one; a date-only deadline ends at midnight here
+  # locale: en-US            # language and day/month order hint
+  # date_order: DMY          # DMY, MDY or YMD for ambiguous numeric dates
+  max_age: 30d               # archive when crawled_at is older ("off" disables)
+  stale_after: off           # archive when last_updated_at is older
+  event: true                # archive when event_at (+ grace) has passed
+  grace: 0
+  purge_after: off           # delete archived records this long after archiving (export first)
+  history_limit: 100
+sources:
+  example-jobs:
+    timezone: Asia/Tokyo
+    stale_after: 3d
+limits:
+  max_item_bytes: 1048576
+  batch: 1000
+`
+
+// String renders cfg back to YAML, for `crawlkeeper config show`.
+func String(cfg *crawlkeeper.Config) (string, error) {
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return "", fmt.Errorf("render config: %w", err)
+	}
+	return string(b), nil
+}

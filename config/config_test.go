@@ -1,0 +1,87 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/config"
+)
+
+func TestParseOverrides(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+defaults:
+  max_age: 10d
+  stale_after: 36h
+sources:
+  tokyo:
+    timezone: Asia/Tokyo
+    max_age: off
+    event: false
+    key: [url]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := cfg.Policy("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def.MaxAge != 10*24*time.Hour || def.StaleAfter != 36*time.Hour || !def.Event || def.Location != time.UTC {
+		t.Fatalf("defaults policy = %+v", def)
+	}
+	tk, err := cfg.Policy("tokyo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.MaxAge != 0 || tk.StaleAfter != 36*time.Hour || tk.Event || tk.Location.String() != "Asia/Tokyo" || strings.Join(tk.Key, ",") != "url" {
+		t.Fatalf("override policy = %+v", tk)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"UnknownKey":  {"defaults:\n  max_agee: 3d\n", "max_agee"},
+		"BadDuration": {"defaults:\n  max_age: soon\n", "soon"},
+		"BadZone":     {"sources:\n  a:\n    timezone: Mars/Base\n", "Mars/Base"},
+		"BadOrder":    {"defaults:\n  date_order: XYZ\n", "XYZ"},
+		"BadScope":    {"serve:\n  tokens:\n    - token: abc\n      scopes: [root]\n", "root"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := config.Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one naming %q", err, tc.want)
+			}
+			if crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
+				t.Fatalf("code = %s", crawlkeeper.ErrorCode(err))
+			}
+		})
+	}
+}
+
+func TestExampleParses(t *testing.T) {
+	cfg, err := config.Parse([]byte(config.Example))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := cfg.Policy("example-jobs")
+	if p.StaleAfter != 72*time.Hour {
+		t.Fatalf("example stale_after = %v", p.StaleAfter)
+	}
+}
+
+func TestLoadFromEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte("limits:\n  batch: 7\n"), 0o644)
+	t.Setenv(config.EnvVar, path)
+	cfg, err := config.Load("")
+	if err != nil || cfg.Limits.Batch != 7 {
+		t.Fatalf("load from env: %+v %v", cfg, err)
+	}
+	if _, err := config.Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("missing file: %v", err)
+	}
+}

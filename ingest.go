@@ -1,0 +1,313 @@
+package crawlkeeper
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+)
+
+// maxReportedErrors bounds the per-item errors an ingest summary lists;
+// Rejected still counts them all.
+const maxReportedErrors = 1000
+
+// IngestSummary reports one ingest: the CLI prints it and the HTTP API
+// returns it.
+type IngestSummary struct {
+	Read      int         `json:"read"`
+	Inserted  int         `json:"inserted"`
+	Changed   int         `json:"changed"`
+	Unchanged int         `json:"unchanged"`
+	Revived   int         `json:"revived"`
+	Refreshed int         `json:"refreshed"`
+	Rejected  int         `json:"rejected"`
+	Errors    []ItemError `json:"errors"`
+	// ErrorsTruncated is set when more items were rejected than Errors lists.
+	ErrorsTruncated bool `json:"errors_truncated,omitempty"`
+	// CrawledAtDefaulted counts items whose _crawled_at was missing or
+	// unreadable, so crawled_at fell back to the ingest time.
+	CrawledAtDefaulted int `json:"crawled_at_defaulted"`
+	// DateErrors counts event-field strings that could not be read.
+	DateErrors int `json:"date_errors"`
+	// Marked counts crawl-round marks recorded from _target and _round.
+	Marked int `json:"marked"`
+}
+
+func (s *IngestSummary) reject(line int, err error) {
+	s.Rejected++
+	if len(s.Errors) >= maxReportedErrors {
+		s.ErrorsTruncated = true
+		return
+	}
+	s.Errors = append(s.Errors, ItemError{Line: line, Error: ErrorMessage(err)})
+}
+
+// AfterCommit is called with each committed batch and its result. Hooks run
+// after the commit, so a failing or slow hook never loses an item; they
+// must not block for long (hand work to a bounded queue).
+type AfterCommit func(ctx context.Context, items []*Prepared, res *IngestResult)
+
+// Ingester reads items, prepares them in parallel and writes them to the
+// store in batches, one transaction per batch.
+type Ingester struct {
+	Store  Store
+	Config *Config
+	// Dates reads event fields and _crawled_at. Defaults to MachineDates.
+	Dates DateParser
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+	// BatchSize is items per transaction. Defaults to Config.Limits.Batch,
+	// then 1000.
+	BatchSize int
+	// Workers prepare items in parallel. Defaults to GOMAXPROCS.
+	Workers int
+	// Rules decide whether archived records that come back stay archived.
+	// Nil revives them all.
+	Rules *Rules
+	// MarksInStore puts the crawl-round marks of each batch into the
+	// batch, for stores that commit them with the records.
+	MarksInStore bool
+	// AfterCommit hooks run after each committed batch.
+	AfterCommit []AfterCommit
+	// Progress, when set, is called after each batch with the items read
+	// so far.
+	Progress func(read int)
+}
+
+type rawChunk struct {
+	items []RawItem
+	// readErr is set on the last chunk when the input failed.
+	readErr error
+}
+
+type preparedChunk struct {
+	items    []*Prepared
+	rejected []ItemError
+	read     int
+	readErr  error
+	defaults int
+	dateErrs int
+}
+
+func (g *Ingester) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Ingester) batchSize() int {
+	if g.BatchSize > 0 {
+		return g.BatchSize
+	}
+	if g.Config != nil && g.Config.Limits.Batch > 0 {
+		return g.Config.Limits.Batch
+	}
+	return DefaultBatchSize
+}
+
+// Ingest reads JSON lines or a JSON array from r and stores every valid
+// item; invalid ones are rejected one by one. base is the request's
+// metadata. It returns the summary so far together with an error when the
+// input could not be read or the store failed; batches committed before the
+// failure stay committed.
+func (g *Ingester) Ingest(ctx context.Context, r io.Reader, base Meta) (*IngestSummary, error) {
+	maxBytes := 0
+	if g.Config != nil {
+		maxBytes = g.Config.Limits.MaxItemBytes
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	raws := make(chan rawChunk, 2)
+	go func() {
+		defer close(raws)
+		size := g.batchSize()
+		chunk := make([]RawItem, 0, size)
+		err := ReadItems(r, maxBytes, func(it RawItem) error {
+			chunk = append(chunk, it)
+			if len(chunk) == size {
+				select {
+				case raws <- rawChunk{items: chunk}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				chunk = make([]RawItem, 0, size)
+			}
+			return nil
+		})
+		select {
+		case raws <- rawChunk{items: chunk, readErr: err}:
+		case <-ctx.Done():
+		}
+	}()
+	prepared := make(chan preparedChunk, 1)
+	go func() {
+		defer close(prepared)
+		for c := range raws {
+			pc := g.prepareChunk(c.items, base)
+			pc.readErr = c.readErr
+			select {
+			case prepared <- pc:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	sum := &IngestSummary{Errors: []ItemError{}}
+	var readErr error
+	for pc := range prepared {
+		sum.Read += pc.read
+		sum.CrawledAtDefaulted += pc.defaults
+		sum.DateErrors += pc.dateErrs
+		for _, e := range pc.rejected {
+			sum.reject(e.Line, Errorf(EINVALID, "%s", e.Error))
+		}
+		if err := g.write(ctx, pc.items, sum); err != nil {
+			return sum, err
+		}
+		if pc.readErr != nil && pc.readErr != context.Canceled {
+			readErr = pc.readErr
+		}
+		if g.Progress != nil {
+			g.Progress(sum.Read)
+		}
+	}
+	if readErr != nil {
+		return sum, Errorf(EINVALID, "read input: %v", readErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// IngestItems stores already-decoded items (from an API client, an
+// importer or a simulation) with the same semantics as Ingest. Each
+// element of lines is the item's position for error messages.
+func (g *Ingester) IngestItems(ctx context.Context, items []map[string]any, metas []Meta) (*IngestSummary, error) {
+	sum := &IngestSummary{Errors: []ItemError{}}
+	now := g.now()
+	size := g.batchSize()
+	batch := make([]*Prepared, 0, size)
+	for i, it := range items {
+		sum.Read++
+		p, err := (&Preparer{Config: g.Config, Dates: g.Dates}).PrepareDecoded(it, metas[i], i+1, now)
+		if err != nil {
+			sum.reject(i+1, err)
+			continue
+		}
+		if p.CrawledAtDefaulted {
+			sum.CrawledAtDefaulted++
+		}
+		sum.DateErrors += len(p.DateErrors)
+		batch = append(batch, p)
+		if len(batch) == size {
+			if err := g.write(ctx, batch, sum); err != nil {
+				return sum, err
+			}
+			batch = batch[:0:0]
+		}
+	}
+	if err := g.write(ctx, batch, sum); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// prepareChunk validates and prepares raw items in parallel, keeping their
+// order.
+func (g *Ingester) prepareChunk(raws []RawItem, base Meta) preparedChunk {
+	out := make([]*Prepared, len(raws))
+	errs := make([]error, len(raws))
+	now := g.now()
+	prep := &Preparer{Config: g.Config, Dates: g.Dates}
+	workers := g.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers > len(raws) {
+		workers = len(raws)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(raws); i += workers {
+				it := raws[i]
+				if it.Err != nil {
+					errs[i] = it.Err
+					continue
+				}
+				out[i], errs[i] = prep.Prepare(it.Data, it.Line, base, now)
+			}
+		}(w)
+	}
+	wg.Wait()
+	pc := preparedChunk{read: len(raws), items: make([]*Prepared, 0, len(raws))}
+	for i, p := range out {
+		if errs[i] != nil {
+			pc.rejected = append(pc.rejected, ItemError{Line: raws[i].Line, Error: ErrorMessage(errs[i])})
+			continue
+		}
+		if p.CrawledAtDefaulted {
+			pc.defaults++
+		}
+		pc.dateErrs += len(p.DateErrors)
+		pc.items = append(pc.items, p)
+	}
+	sort.SliceStable(pc.rejected, func(i, j int) bool { return pc.rejected[i].Line < pc.rejected[j].Line })
+	return pc
+}
+
+// write commits one batch and runs the hooks.
+func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSummary) error {
+	if len(items) == 0 {
+		return nil
+	}
+	now := g.now()
+	b := &IngestBatch{Items: items, Now: now}
+	if g.Config != nil {
+		cfg := g.Config
+		b.HistoryLimit = func(source string) int {
+			if p, err := cfg.Policy(source); err == nil {
+				return p.HistoryLimit
+			}
+			return DefaultHistoryLimit
+		}
+	}
+	if g.Rules != nil {
+		rules := g.Rules
+		b.Due = func(r *Record) (ArchiveReason, bool) { return rules.Due(r, now) }
+	}
+	if g.MarksInStore {
+		b.Marks = MarksFromItems(items, now)
+	}
+	res, err := g.Store.Ingest(ctx, b)
+	if err != nil {
+		return err
+	}
+	for _, o := range res.Outcomes {
+		switch o {
+		case OutcomeInserted:
+			sum.Inserted++
+		case OutcomeChanged:
+			sum.Changed++
+		case OutcomeUnchanged:
+			sum.Unchanged++
+		case OutcomeRevived:
+			sum.Revived++
+		case OutcomeRefreshed:
+			sum.Refreshed++
+		}
+	}
+	if res.MarksWritten {
+		sum.Marked += len(b.Marks)
+	}
+	for _, h := range g.AfterCommit {
+		h(ctx, items, res)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+// Package sqlite is crawlkeeper's embedded store: records, archive and
+// history in one SQLite file, through the pure-Go driver modernc.org/sqlite
+// (no cgo, so the binary cross-compiles and runs on pipeline workers).
+//
+// The database runs in WAL mode with synchronous=NORMAL: a committed
+// transaction survives a killed process, and readers never block the
+// writer. All writes go through one connection that begins transactions
+// with BEGIN IMMEDIATE, so concurrent writers queue instead of failing with
+// SQLITE_BUSY when a read transaction tries to upgrade.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the SQLite implementation of crawlkeeper.Store.
+type Store struct {
+	path string
+	// w is the single writer connection; r is a pool of readers.
+	w *sql.DB
+	r *sql.DB
+}
+
+var _ crawlkeeper.Store = (*Store)(nil)
+
+// Open opens or creates the database file at path and applies pending
+// migrations.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "create data folder %s: %v", dir, err)
+		}
+	}
+	w, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	s := &Store{path: path, w: w, r: r}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func dsn(path string, writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "foreign_keys(OFF)")
+	q.Add("_pragma", "cache_size(-65536)")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	if writer {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// DB returns the writer connection pool, for the benchmark's raw baselines
+// and for packages that keep their own tables in the same file.
+func (s *Store) DB() *sql.DB { return s.w }
+
+// ReadDB returns the reader connection pool.
+func (s *Store) ReadDB() *sql.DB { return s.r }
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	var first error
+	for _, db := range []*sql.DB{s.r, s.w} {
+		if db == nil {
+			continue
+		}
+		if err := db.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// migrate applies the embedded migrations that the database has not seen,
+// each in its own transaction, in file-name order.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		var n int
+		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
+)
+
+// keyChunk bounds the placeholders of one IN (...) lookup.
+const keyChunk = 500
+
+// Ingest implements crawlkeeper.Store: the whole batch is one transaction.
+// The current state of every key in the batch is read with a few IN (...)
+// queries, the domain's Merge decides each item, and the writes reuse
+// prepared statements, so a batch costs a handful of round trips rather
+// than one per item.
+func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
+	res := &crawlkeeper.IngestResult{
+		Outcomes: make([]crawlkeeper.Outcome, len(b.Items)),
+		IDs:      make([]int64, len(b.Items)),
+	}
+	if len(b.Items) == 0 {
+		return res, nil
+	}
+	now := crawlkeeper.Truncate(b.Now)
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: begin: %w", err)
+	}
+	defer tx.Rollback()
+
+	state, err := loadByKeys(ctx, tx, b.Items)
+	if err != nil {
+		return nil, err
+	}
+	var nextID int64
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = 'next_id'`).Scan(&nextID); err != nil {
+		return nil, fmt.Errorf("ingest: read id counter: %w", err)
+	}
+	startID := nextID
+	w := newWriter(ctx, tx)
+	defer w.close()
+	touched := map[int64]int{} // id → index in res.Touched
+
+	touch := func(r *crawlkeeper.Record) {
+		ref := crawlkeeper.RecordRef{ID: r.ID, Version: r.Version}
+		if i, ok := touched[r.ID]; ok {
+			res.Touched[i] = ref
+			return
+		}
+		touched[r.ID] = len(res.Touched)
+		res.Touched = append(res.Touched, ref)
+	}
+
+	for i, it := range b.Items {
+		cur := state[it.Key]
+		switch {
+		case cur == nil:
+			rec := crawlkeeper.NewRecord(it, now)
+			rec.ID = nextID
+			nextID++
+			if err := w.insertActive(rec); err != nil {
+				return nil, err
+			}
+			state[it.Key] = rec
+			res.Outcomes[i] = crawlkeeper.OutcomeInserted
+			touch(rec)
+
+		case !cur.Archived():
+			next, hist := crawlkeeper.Merge(cur, it, now)
+			if hist != nil {
+				if err := w.updateActive(next); err != nil {
+					return nil, err
+				}
+				if err := w.addHistory(hist, next, b.HistoryLimitFor(next.Source)); err != nil {
+					return nil, err
+				}
+				res.Outcomes[i] = crawlkeeper.OutcomeChanged
+				touch(next)
+			} else {
+				if err := w.touchActive(next); err != nil {
+					return nil, err
+				}
+				res.Outcomes[i] = crawlkeeper.OutcomeUnchanged
+			}
+			state[it.Key] = next
+
+		default:
+			next, hist := crawlkeeper.Merge(cur, it, now)
+			due := false
+			if b.Due != nil {
+				_, due = b.Due(next)
+			}
+			if hist != nil {
+				if err := w.addHistory(hist, next, b.HistoryLimitFor(next.Source)); err != nil {
+					return nil, err
+				}
+			}
+			if due {
+				// Still expired by the rules: refresh the archived copy and
+				// keep when and why it was archived.
+				if err := w.updateArchive(next, hist != nil); err != nil {
+					return nil, err
+				}
+				res.Outcomes[i] = crawlkeeper.OutcomeRefreshed
+			} else {
+				next.ArchivedAt = nil
+				next.ArchiveReason = ""
+				if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, next.ID); err != nil {
+					return nil, err
+				}
+				if err := w.insertActive(next); err != nil {
+					return nil, err
+				}
+				res.Outcomes[i] = crawlkeeper.OutcomeRevived
+				touch(next)
+			}
+			state[it.Key] = next
+		}
+		res.IDs[i] = state[it.Key].ID
+	}
+	if nextID != startID {
+		if _, err := w.exec(`UPDATE meta SET value = ? WHERE name = 'next_id'`, nextID); err != nil {
+			return nil, err
+		}
+	}
+	w.close()
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("ingest: commit: %w", err)
+	}
+	return res, nil
+}
+
+// loadByKeys returns the stored state of every distinct key in items,
+// active first, then archive.
+func loadByKeys(ctx context.Context, tx *sql.Tx, items []*crawlkeeper.Prepared) (map[string]*crawlkeeper.Record, error) {
+	state := make(map[string]*crawlkeeper.Record, len(items))
+	seen := make(map[string]bool, len(items))
+	keys := make([]string, 0, len(items))
+	for _, it := range items {
+		if !seen[it.Key] {
+			seen[it.Key] = true
+			keys = append(keys, it.Key)
+		}
+	}
+	for _, archived := range []bool{false, true} {
+		var pending []string
+		for _, k := range keys {
+			if state[k] == nil {
+				pending = append(pending, k)
+			}
+		}
+		table, cols := "active", recordCols
+		if archived {
+			table, cols = "archive", archiveCols
+		}
+		for len(pending) > 0 {
+			n := min(len(pending), keyChunk)
+			chunk := pending[:n]
+			pending = pending[n:]
+			args := make([]any, n)
+			for i, k := range chunk {
+				args[i] = k
+			}
+			q := `SELECT ` + cols + ` FROM ` + table + ` WHERE key IN (?` + strings.Repeat(",?", n-1) + `)`
+			rows, err := tx.QueryContext(ctx, q, args...)
+			if err != nil {
+				return nil, fmt.Errorf("ingest: look up keys: %w", err)
+			}
+			for rows.Next() {
+				r, err := scanRecord(rows, archived)
+				if err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("ingest: look up keys: %w", err)
+				}
+				state[r.Key] = r
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, fmt.Errorf("ingest: look up keys: %w", err)
+			}
+		}
+	}
+	return state, nil
+}
+
+// writer holds the prepared statements of one write transaction.
+type writer struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx) *writer {
+	return &writer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+}
+
+func (w *writer) close() {
+	for k, st := range w.stmts {
+		st.Close()
+		delete(w.stmts, k)
+	}
+}
+
+// exec runs q with a statement prepared once per transaction.
+func (w *writer) exec(q string, args ...any) (sql.Result, error) {
+	st, ok := w.stmts[q]
+	if !ok {
+		var err error
+		st, err = w.tx.PrepareContext(w.ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		w.stmts[q] = st
+	}
+	res, err := st.ExecContext(w.ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("write: %w", err)
+	}
+	return res, nil
+}
+
+const insertActiveSQL = `INSERT INTO active (` + recordCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+func recordArgs(r *crawlkeeper.Record, item []byte) []any {
+	return []any{r.ID, r.Key, keyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
+		timeArg(r.EventAt), jsonStrings(r.DateErrors), timeArg(r.ProcessedAt), r.ProcessedVersion,
+		r.ProcessedChain, blobArg(r.Derived)}
+}
+
+func (w *writer) insertActive(r *crawlkeeper.Record) error {
+	_, err := w.exec(insertActiveSQL, recordArgs(r, r.Item)...)
+	return err
+}
+
+func (w *writer) updateActive(r *crawlkeeper.Record) error {
+	_, err := w.exec(`UPDATE active SET key_parts = ?, title = ?, url = ?, item = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ? WHERE id = ?`,
+		keyPartsText(r.KeyParts), r.Title, r.URL, []byte(r.Item), r.ContentHash, r.LastUpdatedAt.UnixMicro(),
+		r.LastChangedAt.UnixMicro(), r.Version, timeArg(r.EventAt), jsonStrings(r.DateErrors), r.ID)
+	return err
+}
+
+func (w *writer) touchActive(r *crawlkeeper.Record) error {
+	_, err := w.exec(`UPDATE active SET last_updated_at = ?, event_at = ?, date_errors = ? WHERE id = ?`,
+		r.LastUpdatedAt.UnixMicro(), timeArg(r.EventAt), jsonStrings(r.DateErrors), r.ID)
+	return err
+}
+
+// insertArchive writes r to the archive with its payload compressed.
+func (w *writer) insertArchive(r *crawlkeeper.Record, at time.Time, reason crawlkeeper.ArchiveReason) error {
+	args := recordArgs(r, zstd.Compress(nil, r.Item))
+	args = append(args, len(r.Item), at.UnixMicro(), string(reason))
+	_, err := w.exec(`INSERT INTO archive (`+recordCols+`, item_bytes, archived_at, archive_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+	return err
+}
+
+func (w *writer) updateArchive(r *crawlkeeper.Record, changed bool) error {
+	if !changed {
+		_, err := w.exec(`UPDATE archive SET last_updated_at = ?, event_at = ?, date_errors = ? WHERE id = ?`,
+			r.LastUpdatedAt.UnixMicro(), timeArg(r.EventAt), jsonStrings(r.DateErrors), r.ID)
+		return err
+	}
+	_, err := w.exec(`UPDATE archive SET key_parts = ?, title = ?, url = ?, item = ?, item_bytes = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ? WHERE id = ?`,
+		keyPartsText(r.KeyParts), r.Title, r.URL, zstd.Compress(nil, r.Item), len(r.Item), r.ContentHash,
+		r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version, timeArg(r.EventAt),
+		jsonStrings(r.DateErrors), r.ID)
+	return err
+}
+
+// addHistory keeps the previous version and trims versions beyond limit.
+func (w *writer) addHistory(h *crawlkeeper.HistoryEntry, next *crawlkeeper.Record, limit int) error {
+	if _, err := w.exec(`INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES (?,?,?,?,?,?)`,
+		h.RecordID, h.Version, []byte(h.Item), h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()); err != nil {
+		return err
+	}
+	if limit > 0 && h.Version > int64(limit) {
+		if _, err := w.exec(`DELETE FROM history WHERE record_id = ? AND version <= ?`, h.RecordID, h.Version-int64(limit)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
