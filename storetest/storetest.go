@@ -311,9 +311,9 @@ func testGet(t *testing.T, open Opener) {
 		t.Fatalf("get by key: %v %v", byKey, err)
 	}
 	for name, f := range map[string]func() error{
-		"Get":     func() error { _, err := e.Store.Get(context.Background(), 999999); return err },
+		"Get":      func() error { _, err := e.Store.Get(context.Background(), 999999); return err },
 		"GetByKey": func() error { _, err := e.Store.GetByKey(context.Background(), "nope"); return err },
-		"History": func() error { _, err := e.Store.History(context.Background(), 999999); return err },
+		"History":  func() error { _, err := e.Store.History(context.Background(), 999999); return err },
 	} {
 		if err := f(); crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
 			t.Errorf("%s of a missing record: %v, want code %s", name, err, crawlkeeper.ENOTFOUND)
