@@ -40,6 +40,10 @@ type Store interface {
 	Check(ctx context.Context) (*CheckReport, error)
 	// Close releases the store's resources.
 	Close() error
+
+	ArchiveStore
+	ScanStore
+	StateStore
 }
 
 // IngestBatch is one batch of prepared items to write.

@@ -32,6 +32,9 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Check", func(t *testing.T) { testCheck(t, open) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("Golden", func(t *testing.T) { testGolden(t, open) })
+	t.Run("Archive", func(t *testing.T) { testArchive(t, open) })
+	t.Run("Scan", func(t *testing.T) { testScan(t, open) })
+	t.Run("State", func(t *testing.T) { testState(t, open) })
 }
 
 // Env bundles a store with a preparer and a settable clock for tests.

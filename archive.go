@@ -1,0 +1,100 @@
+package crawlkeeper
+
+import (
+	"context"
+	"time"
+)
+
+// ArchiveStore is the part of Store that moves records between the active
+// set and the archive.
+type ArchiveStore interface {
+	// SelectDue returns up to q.Limit active records that one rule makes
+	// due, in (rule column, id) order after q.After, through that column's
+	// index. Moving records does not disturb the pagination.
+	SelectDue(ctx context.Context, q DueQuery) ([]DueRecord, error)
+	// Archive moves each record to the archive only if its version and
+	// last_updated_at still equal those in the move (it was not re-crawled
+	// or changed since selection), keeping its id, timestamps and history.
+	// It returns the ids moved; the others were left for the next pass.
+	// Re-running a move that already happened is a no-op.
+	Archive(ctx context.Context, moves []Move, now time.Time) ([]int64, error)
+	// Restore moves archived records back to active unchanged and returns
+	// the ids restored; ids that are not archived are skipped.
+	Restore(ctx context.Context, ids []int64) ([]int64, error)
+	// UpdateEvents writes re-read event fields of active records whose
+	// version is unchanged and returns how many were written.
+	UpdateEvents(ctx context.Context, updates []EventUpdate) (int, error)
+	// ArchivedBefore returns up to limit archived records of source (all
+	// sources when source is nil) archived before the time, in id order
+	// after afterID, for retention.
+	ArchivedBefore(ctx context.Context, source *string, before time.Time, afterID int64, limit int) ([]*Record, error)
+	// Purge deletes archived records and their history for good.
+	Purge(ctx context.Context, ids []int64) (int, error)
+	// ArchiveStats returns the archive's analytics per source: median
+	// lifetime of archived records and content changes per week.
+	ArchiveStats(ctx context.Context, now time.Time) (map[string]*SourceStats, error)
+}
+
+// DueRule is the column an archive selection walks.
+type DueRule string
+
+// Due rules and the column each selects on.
+const (
+	DueByAge   DueRule = "age"   // crawled_at <= cutoff
+	DueByStale DueRule = "stale" // last_updated_at <= cutoff
+	DueByEvent DueRule = "event" // event_at <= cutoff
+)
+
+// DueQuery selects active records that one rule makes due.
+type DueQuery struct {
+	Rule   DueRule
+	Cutoff time.Time
+	// Sources limits the selection to these sources; Exclude leaves these
+	// out. Both empty selects every source.
+	Sources []string
+	Exclude []string
+	// After continues a previous page: the rule column's value and the id
+	// of its last record.
+	After *DueCursor
+	Limit int
+}
+
+// DueCursor is the position of a SelectDue page.
+type DueCursor struct {
+	At time.Time
+	ID int64
+}
+
+// DueRecord is what selection needs to decide and move a record.
+type DueRecord struct {
+	ID            int64      `json:"id"`
+	Key           string     `json:"key"`
+	Source        string     `json:"source"`
+	Title         string     `json:"title"`
+	Version       int64      `json:"version"`
+	CrawledAt     time.Time  `json:"crawled_at"`
+	LastUpdatedAt time.Time  `json:"last_updated_at"`
+	EventAt       *time.Time `json:"event_at"`
+}
+
+// Record returns the fields of d as a Record, for rule evaluation.
+func (d *DueRecord) Record() *Record {
+	return &Record{ID: d.ID, Key: d.Key, Source: d.Source, Title: d.Title, Version: d.Version,
+		CrawledAt: d.CrawledAt, LastUpdatedAt: d.LastUpdatedAt, EventAt: d.EventAt}
+}
+
+// Move is one record to archive, with the state it was selected in.
+type Move struct {
+	ID            int64
+	Version       int64
+	LastUpdatedAt time.Time
+	Reason        ArchiveReason
+}
+
+// EventUpdate is a re-read of a record's event fields.
+type EventUpdate struct {
+	ID         int64
+	Version    int64
+	EventAt    *time.Time
+	DateErrors []string
+}

@@ -1,0 +1,349 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
+
+var dueColumn = map[crawlkeeper.DueRule]string{
+	crawlkeeper.DueByAge:   "crawled_at",
+	crawlkeeper.DueByStale: "last_updated_at",
+	crawlkeeper.DueByEvent: "event_at",
+}
+
+// SelectDue implements crawlkeeper.ArchiveStore. The WHERE clause is a
+// range on the rule's indexed column and the order is that index's order
+// (it ends in the rowid, which is id), so SQLite reads only due rows.
+func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
+	col, ok := dueColumn[q.Rule]
+	if !ok {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", q.Rule)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = crawlkeeper.DefaultBatchSize
+	}
+	where := []string{col + " <= ?"}
+	args := []any{q.Cutoff.UnixMicro()}
+	if q.After != nil {
+		at := q.After.At.UnixMicro()
+		where = append(where, "("+col+" > ? OR ("+col+" = ? AND id > ?))")
+		args = append(args, at, at, q.After.ID)
+	}
+	if len(q.Sources) > 0 {
+		where = append(where, "source IN (?"+strings.Repeat(",?", len(q.Sources)-1)+")")
+		for _, src := range q.Sources {
+			args = append(args, src)
+		}
+	}
+	if len(q.Exclude) > 0 {
+		where = append(where, "source NOT IN (?"+strings.Repeat(",?", len(q.Exclude)-1)+")")
+		for _, src := range q.Exclude {
+			args = append(args, src)
+		}
+	}
+	args = append(args, limit)
+	query := `SELECT id, key, source, title, version, crawled_at, last_updated_at, event_at FROM active INDEXED BY active_` + col +
+		` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ?`
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("select due (%s): %w", q.Rule, err)
+	}
+	defer rows.Close()
+	out := []crawlkeeper.DueRecord{}
+	for rows.Next() {
+		var d crawlkeeper.DueRecord
+		var crawled, updated int64
+		var event *int64
+		if err := rows.Scan(&d.ID, &d.Key, &d.Source, &d.Title, &d.Version, &crawled, &updated, &event); err != nil {
+			return nil, fmt.Errorf("select due: %w", err)
+		}
+		d.CrawledAt = crawlkeeper.MicrosTime(crawled)
+		d.LastUpdatedAt = crawlkeeper.MicrosTime(updated)
+		if event != nil {
+			t := crawlkeeper.MicrosTime(*event)
+			d.EventAt = &t
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Archive implements crawlkeeper.ArchiveStore: in one transaction, each
+// record still in the selected state is copied to the archive (payload
+// compressed) and deleted from active. A crash before the commit leaves
+// nothing half-moved.
+func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.Time) ([]int64, error) {
+	moved := []int64{}
+	if len(moves) == 0 {
+		return moved, nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("archive: begin: %w", err)
+	}
+	defer tx.Rollback()
+	ids := make([]int64, len(moves))
+	for i, m := range moves {
+		ids[i] = m.ID
+	}
+	cur, err := loadByIDs(ctx, tx, "active", ids)
+	if err != nil {
+		return nil, fmt.Errorf("archive: %w", err)
+	}
+	w := newWriter(ctx, tx)
+	defer w.close()
+	at := crawlkeeper.Truncate(now)
+	for _, m := range moves {
+		r := cur[m.ID]
+		if r == nil || r.Version != m.Version || !r.LastUpdatedAt.Equal(crawlkeeper.Truncate(m.LastUpdatedAt)) {
+			continue // gone, re-crawled or changed since selection
+		}
+		if err := w.insertArchive(r, at, m.Reason); err != nil {
+			return nil, fmt.Errorf("archive %d: %w", m.ID, err)
+		}
+		if _, err := w.exec(`DELETE FROM active WHERE id = ?`, m.ID); err != nil {
+			return nil, fmt.Errorf("archive %d: %w", m.ID, err)
+		}
+		delete(cur, m.ID) // a move listed twice happens once
+		moved = append(moved, m.ID)
+	}
+	w.close()
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("archive: commit: %w", err)
+	}
+	return moved, nil
+}
+
+// loadByIDs reads full records of ids from table ("active" or "archive").
+func loadByIDs(ctx context.Context, q queryer, table string, ids []int64) (map[int64]*crawlkeeper.Record, error) {
+	out := make(map[int64]*crawlkeeper.Record, len(ids))
+	cols := recordCols
+	archived := table == "archive"
+	if archived {
+		cols = archiveCols
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), keyChunk)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		ids = ids[n:]
+		rows, err := q.QueryContext(ctx, `SELECT `+cols+` FROM `+table+` WHERE id IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			r, err := scanRecord(rows, archived)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[r.ID] = r
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Restore implements crawlkeeper.ArchiveStore.
+func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
+	restored := []int64{}
+	if len(ids) == 0 {
+		return restored, nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("restore: begin: %w", err)
+	}
+	defer tx.Rollback()
+	cur, err := loadByIDs(ctx, tx, "archive", ids)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	w := newWriter(ctx, tx)
+	defer w.close()
+	for _, id := range ids {
+		r := cur[id]
+		if r == nil {
+			continue
+		}
+		r.ArchivedAt, r.ArchiveReason = nil, ""
+		if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, id); err != nil {
+			return nil, fmt.Errorf("restore %d: %w", id, err)
+		}
+		if err := w.insertActive(r); err != nil {
+			return nil, fmt.Errorf("restore %d: %w", id, err)
+		}
+		delete(cur, id)
+		restored = append(restored, id)
+	}
+	w.close()
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("restore: commit: %w", err)
+	}
+	return restored, nil
+}
+
+// UpdateEvents implements crawlkeeper.ArchiveStore.
+func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpdate) (int, error) {
+	if len(updates) == 0 {
+		return 0, nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("update events: %w", err)
+	}
+	defer tx.Rollback()
+	w := newWriter(ctx, tx)
+	defer w.close()
+	n := 0
+	for _, u := range updates {
+		res, err := w.exec(`UPDATE active SET event_at = ?, date_errors = ? WHERE id = ? AND version = ?`, timeArg(u.EventAt), jsonStrings(u.DateErrors), u.ID, u.Version)
+		if err != nil {
+			return 0, fmt.Errorf("update events %d: %w", u.ID, err)
+		}
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	w.close()
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("update events: commit: %w", err)
+	}
+	return n, nil
+}
+
+// ArchivedBefore implements crawlkeeper.ArchiveStore.
+func (s *Store) ArchivedBefore(ctx context.Context, source *string, before time.Time, afterID int64, limit int) ([]*crawlkeeper.Record, error) {
+	if limit <= 0 {
+		limit = crawlkeeper.DefaultBatchSize
+	}
+	q := `SELECT ` + archiveCols + ` FROM archive WHERE archived_at < ? AND id > ?`
+	args := []any{before.UnixMicro(), afterID}
+	if source != nil {
+		q += ` AND source = ?`
+		args = append(args, *source)
+	}
+	q += ` ORDER BY id LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("archived before: %w", err)
+	}
+	defer rows.Close()
+	out := []*crawlkeeper.Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows, true)
+		if err != nil {
+			return nil, fmt.Errorf("archived before: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Purge implements crawlkeeper.ArchiveStore.
+func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("purge: %w", err)
+	}
+	defer tx.Rollback()
+	w := newWriter(ctx, tx)
+	defer w.close()
+	n := 0
+	for _, id := range ids {
+		res, err := w.exec(`DELETE FROM archive WHERE id = ?`, id)
+		if err != nil {
+			return 0, fmt.Errorf("purge %d: %w", id, err)
+		}
+		k, _ := res.RowsAffected()
+		if k == 0 {
+			continue // not archived (restored or revived meanwhile): keep its history
+		}
+		n++
+		if _, err := w.exec(`DELETE FROM history WHERE record_id = ?`, id); err != nil {
+			return 0, fmt.Errorf("purge %d: %w", id, err)
+		}
+	}
+	w.close()
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("purge: commit: %w", err)
+	}
+	return n, nil
+}
+
+// ArchiveStats implements crawlkeeper.ArchiveStore.
+func (s *Store) ArchiveStats(ctx context.Context, now time.Time) (map[string]*crawlkeeper.SourceStats, error) {
+	out := map[string]*crawlkeeper.SourceStats{}
+	get := func(src string) *crawlkeeper.SourceStats {
+		if out[src] == nil {
+			out[src] = &crawlkeeper.SourceStats{}
+		}
+		return out[src]
+	}
+	// Median lifetime: lifetimes per source sorted in SQL, the middle one
+	// picked here (SQLite has no median aggregate).
+	rows, err := s.r.QueryContext(ctx, `SELECT source, last_updated_at - crawled_at AS life FROM archive ORDER BY source, life`)
+	if err != nil {
+		return nil, fmt.Errorf("archive stats: %w", err)
+	}
+	lifetimes := map[string][]int64{}
+	for rows.Next() {
+		var src string
+		var life int64
+		if err := rows.Scan(&src, &life); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		lifetimes[src] = append(lifetimes[src], life)
+	}
+	rows.Close()
+	for src, ls := range lifetimes {
+		m := medianSeconds(ls)
+		get(src).MedianLifetimeS = &m
+	}
+	// Changes per week over the last four weeks.
+	const weeks = 4
+	since := now.Add(-weeks * 7 * 24 * time.Hour).UnixMicro()
+	rows, err = s.r.QueryContext(ctx, `SELECT r.source, count(*) FROM history h
+		JOIN (SELECT id, source FROM active UNION ALL SELECT id, source FROM archive) r ON r.id = h.record_id
+		WHERE h.valid_to >= ? GROUP BY r.source`, since)
+	if err != nil {
+		return nil, fmt.Errorf("archive stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var src string
+		var n int64
+		if err := rows.Scan(&src, &n); err != nil {
+			return nil, err
+		}
+		v := float64(n) / weeks
+		get(src).ChangesPerWeek = &v
+	}
+	return out, rows.Err()
+}
+
+func medianSeconds(us []int64) float64 {
+	if !sort.SliceIsSorted(us, func(i, j int) bool { return us[i] < us[j] }) {
+		sort.Slice(us, func(i, j int) bool { return us[i] < us[j] })
+	}
+	n := len(us)
+	if n%2 == 1 {
+		return float64(us[n/2]) / 1e6
+	}
+	return float64(us[n/2-1]+us[n/2]) / 2 / 1e6
+}

@@ -1,0 +1,192 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
+
+func testScan(t *testing.T, open Opener) {
+	ctx := context.Background()
+	e := NewEnv(t, open)
+	var ids []int64
+	for i := 0; i < 12; i++ {
+		ids = append(ids, e.Ingest(item(fmt.Sprint("S", i), "https://scan.test/")).IDs[0])
+	}
+	// Archive one record in the middle: scans skip it, MaxID still counts it.
+	r := e.MustGet(ids[5])
+	if _, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: r.ID, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, e.Now); err != nil {
+		t.Fatal(err)
+	}
+	last := e.Ingest(item("last", "https://scan.test/")).IDs[0]
+	archiveLast := e.MustGet(last)
+	e.Store.Archive(ctx, []crawlkeeper.Move{{ID: last, Version: 1, LastUpdatedAt: archiveLast.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, e.Now)
+
+	t.Run("ScanActive", func(t *testing.T) {
+		var seen []int64
+		after := int64(0)
+		for {
+			recs, err := e.Store.ScanActive(ctx, after, 0, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				seen = append(seen, r.ID)
+				if len(r.Item) == 0 || r.Key == "" {
+					t.Fatalf("scan returned a partial record: %+v", r)
+				}
+			}
+			if len(recs) < 5 {
+				break
+			}
+			after = recs[len(recs)-1].ID
+		}
+		want := append(append([]int64{}, ids[:5]...), ids[6:]...)
+		if fmt.Sprint(seen) != fmt.Sprint(want) {
+			t.Fatalf("scan = %v, want %v", seen, want)
+		}
+		bounded, err := e.Store.ScanActive(ctx, ids[1], ids[3], 100)
+		if err != nil || len(bounded) != 2 || bounded[0].ID != ids[2] || bounded[1].ID != ids[3] {
+			t.Fatalf("bounded scan = %v %v", bounded, err)
+		}
+	})
+
+	t.Run("MaxID", func(t *testing.T) {
+		max, err := e.Store.MaxID(ctx)
+		if err != nil || max != last {
+			t.Fatalf("max id = %d %v, want %d (archived ids count)", max, err, last)
+		}
+	})
+
+	t.Run("GetMany", func(t *testing.T) {
+		recs, err := e.Store.GetMany(ctx, []int64{ids[7], ids[5], ids[0], 999999})
+		if err != nil || len(recs) != 2 || recs[0].ID != ids[0] || recs[1].ID != ids[7] {
+			t.Fatalf("get many = %v %v (archived and missing ids are skipped)", recs, err)
+		}
+	})
+
+	t.Run("WriteProcessed", func(t *testing.T) {
+		e.Now = T0.Add(time.Minute)
+		e.Ingest(item("S1", "https://scan.test/", "changed", "yes")) // ids[1] is now version 2
+		at := T0.Add(time.Hour)
+		ev := T0.Add(72 * time.Hour)
+		skipped, err := e.Store.WriteProcessed(ctx, []crawlkeeper.ProcessedWrite{
+			{ID: ids[0], Version: 1, ProcessedAt: at, Chain: "c1", Derived: json.RawMessage(`{"n":1}`)},
+			{ID: ids[1], Version: 1, ProcessedAt: at, Chain: "c1"},
+			{ID: ids[2], Version: 1, ProcessedAt: at, Chain: "c1", SetEvent: true, EventAt: &ev, DateErrors: []string{"bad"}},
+			{ID: ids[5], Version: 1, ProcessedAt: at, Chain: "c1"},
+		})
+		if err != nil || fmt.Sprint(skipped) != fmt.Sprint([]int64{ids[1], ids[5]}) {
+			t.Fatalf("skipped = %v %v, want the changed and the archived record", skipped, err)
+		}
+		r0 := e.MustGet(ids[0])
+		if r0.ProcessedAt == nil || !r0.ProcessedAt.Equal(at) || r0.ProcessedVersion != 1 || r0.ProcessedChain != "c1" || string(r0.Derived) != `{"n":1}` {
+			t.Fatalf("processed record = %+v", r0)
+		}
+		if r := e.MustGet(ids[1]); r.ProcessedAt != nil {
+			t.Fatalf("a stale write-back was applied: %+v", r)
+		}
+		if r := e.MustGet(ids[2]); r.EventAt == nil || !r.EventAt.Equal(ev) || len(r.DateErrors) != 1 {
+			t.Fatalf("event write-back: %+v", r)
+		}
+	})
+
+	t.Run("Freshness", func(t *testing.T) {
+		f, err := e.Store.Freshness(ctx, "c1", T0.Add(2*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 11 active: ids[0] and ids[2] processed (but before the due time),
+		// the rest never.
+		if f.Active != 11 || f.NeverProcessed != 9 || f.Due != 11 || f.OldestProcessedAt == nil || !f.OldestProcessedAt.Equal(T0.Add(time.Hour)) {
+			t.Fatalf("freshness = %+v", f)
+		}
+		f, _ = e.Store.Freshness(ctx, "c1", T0)
+		if f.Due != 9 {
+			t.Fatalf("due with an earlier cutoff = %d, want 9", f.Due)
+		}
+		f, _ = e.Store.Freshness(ctx, "c2", T0)
+		if f.Due != 11 {
+			t.Fatalf("a new chain makes every record due, got %d", f.Due)
+		}
+	})
+}
+
+func testState(t *testing.T, open Opener) {
+	ctx := context.Background()
+	e := NewEnv(t, open)
+	s := e.Store
+	t.Run("KV", func(t *testing.T) {
+		if v, err := s.GetState(ctx, "missing"); v != nil || err != nil {
+			t.Fatalf("missing state = %q %v", v, err)
+		}
+		s.PutState(ctx, "scan", []byte("one"))
+		s.PutState(ctx, "scan", []byte("two"))
+		if v, err := s.GetState(ctx, "scan"); string(v) != "two" || err != nil {
+			t.Fatalf("state = %q %v", v, err)
+		}
+	})
+	t.Run("Journal", func(t *testing.T) {
+		for i := 0; i < 3; i++ {
+			if err := s.AppendJournal(ctx, "run", T0.Add(time.Duration(i)*time.Minute), json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.AppendJournal(ctx, "other", T0, json.RawMessage(`{}`))
+		got, err := s.Journal(ctx, "run", 2)
+		if err != nil || len(got) != 2 || string(got[0].Body) != `{"i":2}` || !got[1].At.Equal(T0.Add(time.Minute)) {
+			t.Fatalf("journal = %+v %v", got, err)
+		}
+	})
+	t.Run("Lease", func(t *testing.T) {
+		ttl := time.Minute
+		ok, err := s.AcquireLease(ctx, "archiver", "p1", ttl, T0)
+		if err != nil || !ok {
+			t.Fatalf("first acquire: %v %v", ok, err)
+		}
+		if ok, _ := s.AcquireLease(ctx, "archiver", "p2", ttl, T0.Add(30*time.Second)); ok {
+			t.Fatal("a held lease was taken by another owner")
+		}
+		if ok, _ := s.AcquireLease(ctx, "archiver", "p1", ttl, T0.Add(50*time.Second)); !ok {
+			t.Fatal("the owner could not renew")
+		}
+		if ok, _ := s.AcquireLease(ctx, "archiver", "p2", ttl, T0.Add(100*time.Second)); ok {
+			t.Fatal("a renewed lease expired early")
+		}
+		if ok, _ := s.AcquireLease(ctx, "archiver", "p2", ttl, T0.Add(111*time.Second)); !ok {
+			t.Fatal("an expired lease was not taken over")
+		}
+		if ok, _ := s.AcquireLease(ctx, "scan", "p1", ttl, T0); !ok {
+			t.Fatal("leases with different names must be independent")
+		}
+		s.ReleaseLease(ctx, "archiver", "p1") // not the owner: no effect
+		if ok, _ := s.AcquireLease(ctx, "archiver", "p1", ttl, T0.Add(112*time.Second)); ok {
+			t.Fatal("release by a non-owner freed the lease")
+		}
+		s.ReleaseLease(ctx, "archiver", "p2")
+		if ok, _ := s.AcquireLease(ctx, "archiver", "p1", ttl, T0.Add(113*time.Second)); !ok {
+			t.Fatal("a released lease could not be taken")
+		}
+	})
+	t.Run("DeadLetters", func(t *testing.T) {
+		s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 7, Version: 1, Processor: "exec", Error: "boom", Failures: 3, At: T0})
+		s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 3, Version: 2, Processor: "extract", Error: "bad html", Failures: 3, At: T0.Add(time.Second)})
+		s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 7, Version: 2, Processor: "exec", Error: "boom again", Failures: 4, At: T0.Add(2 * time.Second)})
+		got, err := s.DeadLetters(ctx, 10)
+		if err != nil || len(got) != 2 || got[0].ID != 3 || got[1].Error != "boom again" || got[1].Failures != 4 {
+			t.Fatalf("dead letters = %+v %v", got, err)
+		}
+		removed, err := s.RemoveDeadLetters(ctx, []int64{7, 99})
+		if err != nil || fmt.Sprint(removed) != "[7]" {
+			t.Fatalf("remove = %v %v", removed, err)
+		}
+		removed, _ = s.RemoveDeadLetters(ctx, nil)
+		if fmt.Sprint(removed) != "[3]" {
+			t.Fatalf("remove all = %v", removed)
+		}
+	})
+}
