@@ -256,7 +256,7 @@ type SourcePolicy struct {
 // Validate resolves every source once and reports the first problem, so a
 // bad configuration fails at start instead of at the first item.
 func (c *Config) Validate() error {
-	if _, err := c.Policy(""); err != nil {
+	if _, err := c.DefaultPolicy(); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(c.Sources))
@@ -292,26 +292,40 @@ const (
 // Policy returns the resolved configuration of source. It is safe for
 // concurrent use; results are cached.
 func (c *Config) Policy(source string) (*SourcePolicy, error) {
+	return c.policy(source, true)
+}
+
+// DefaultPolicy returns the policy of every source without an override.
+func (c *Config) DefaultPolicy() (*SourcePolicy, error) {
+	return c.policy("", false)
+}
+
+func (c *Config) policy(source string, override bool) (*SourcePolicy, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := c.resolved[source]; ok {
+	cacheKey := source
+	if !override {
+		cacheKey = "\x00defaults"
+	}
+	if p, ok := c.resolved[cacheKey]; ok {
 		return p, nil
 	}
-	p, err := c.resolve(source)
+	p, err := c.resolve(source, override)
 	if err != nil {
 		return nil, err
 	}
 	if c.resolved == nil {
 		c.resolved = make(map[string]*SourcePolicy)
 	}
-	c.resolved[source] = p
+	c.resolved[cacheKey] = p
 	return p, nil
 }
 
-func (c *Config) resolve(source string) (*SourcePolicy, error) {
+func (c *Config) resolve(source string, override bool) (*SourcePolicy, error) {
 	d := c.Defaults
 	s, ok := c.Sources[source]
-	if !ok {
+	if !ok || !override {
+		ok = false
 		s = SourceConfig{}
 	}
 	where := "defaults"

@@ -159,6 +159,8 @@ type SourceStats struct {
 	Active     int64 `json:"active"`
 	Archived   int64 `json:"archived"`
 	DateErrors int64 `json:"date_errors"`
+	// ActiveDateErrors counts the active records among DateErrors.
+	ActiveDateErrors int64 `json:"active_date_errors"`
 	// ArchivedByReason counts archived records by reason.
 	ArchivedByReason map[ArchiveReason]int64 `json:"archived_by_reason,omitempty"`
 	// MedianLifetimeS is the median of last_updated_at − crawled_at over

@@ -36,6 +36,7 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 		ss := src(name)
 		ss.Active = n
 		ss.DateErrors += de
+		ss.ActiveDateErrors = de
 		st.Active += n
 		st.DateErrors += de
 	}

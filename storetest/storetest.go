@@ -446,7 +446,7 @@ func testStats(t *testing.T, open Opener) {
 	if st.Active != 3 || st.Archived != 0 || st.History != 1 || st.DateErrors != 1 {
 		t.Fatalf("stats = %+v", st)
 	}
-	if st.Sources["one"] == nil || st.Sources["one"].Active != 2 || st.Sources["two"].Active != 1 {
+	if st.Sources["one"] == nil || st.Sources["one"].Active != 2 || st.Sources["two"].Active != 1 || st.Sources["one"].ActiveDateErrors != 1 {
 		t.Fatalf("per-source stats = %+v", st.Sources)
 	}
 }

@@ -27,7 +27,7 @@ func newCLI(t *testing.T) *cli {
 func (c *cli) run(stdin string, args ...string) (string, string, int) {
 	c.t.Helper()
 	var out, errb bytes.Buffer
-	args = append(args[:1:1], append([]string{"--data", c.data}, args[1:]...)...)
+	args = append(args[:len(args):len(args)], "--data", c.data)
 	code := Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return out.String(), errb.String(), code
 }

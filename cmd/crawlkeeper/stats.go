@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 )
 
 func init() {
@@ -28,6 +29,18 @@ func runStats(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	extra, err := st.ArchiveStats(ctx, a.now())
+	if err != nil {
+		return err
+	}
+	for name, x := range extra {
+		ss := s.Sources[name]
+		if ss == nil {
+			continue
+		}
+		ss.MedianLifetimeS = x.MedianLifetimeS
+		ss.ChangesPerWeek = x.ChangesPerWeek
+	}
 	if a.json {
 		return a.printJSON(s)
 	}
@@ -41,7 +54,7 @@ func runStats(ctx context.Context, a *app, args []string) error {
 	}
 	sort.Strings(names)
 	if len(names) > 0 {
-		fmt.Fprintf(a.stdout, "\n%-24s %10s %10s %12s\n", "SOURCE", "ACTIVE", "ARCHIVED", "DATE ERRORS")
+		fmt.Fprintf(a.stdout, "\n%-24s %10s %10s %12s %14s %14s\n", "SOURCE", "ACTIVE", "ARCHIVED", "DATE ERRORS", "MEDIAN LIFE", "CHANGES/WEEK")
 	}
 	for _, n := range names {
 		ss := s.Sources[n]
@@ -49,7 +62,14 @@ func runStats(ctx context.Context, a *app, args []string) error {
 		if label == "" {
 			label = "(none)"
 		}
-		fmt.Fprintf(a.stdout, "%-24s %10d %10d %12d\n", label, ss.Active, ss.Archived, ss.DateErrors)
+		life, changes := "-", "-"
+		if ss.MedianLifetimeS != nil {
+			life = (time.Duration(*ss.MedianLifetimeS) * time.Second).Round(time.Minute).String()
+		}
+		if ss.ChangesPerWeek != nil {
+			changes = fmt.Sprintf("%.1f", *ss.ChangesPerWeek)
+		}
+		fmt.Fprintf(a.stdout, "%-24s %10d %10d %12d %14s %14s\n", label, ss.Active, ss.Archived, ss.DateErrors, life, changes)
 	}
 	return nil
 }

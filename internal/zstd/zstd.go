@@ -4,6 +4,7 @@
 package zstd
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
@@ -16,11 +17,28 @@ var (
 	dec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(256<<20))
 )
 
-// Compress returns src compressed, appended to dst.
-func Compress(dst, src []byte) []byte { return enc.EncodeAll(src, dst) }
+// magic starts every Zstandard frame. Payloads are JSON, which never
+// starts with these bytes, so a payload that compression would not shrink
+// is stored as is and told apart by its first byte.
+var magic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// Decompress returns src decompressed, appended to dst.
+// Compress returns src compressed, appended to dst; when compression would
+// not make it smaller, src itself is appended.
+func Compress(dst, src []byte) []byte {
+	n := len(dst)
+	out := enc.EncodeAll(src, dst)
+	if len(out)-n >= len(src) {
+		return append(out[:n], src...)
+	}
+	return out
+}
+
+// Decompress returns src decompressed (or as is, when it was stored
+// uncompressed), appended to dst.
 func Decompress(dst, src []byte) ([]byte, error) {
+	if !bytes.HasPrefix(src, magic) {
+		return append(dst, src...), nil
+	}
 	out, err := dec.DecodeAll(src, dst)
 	if err != nil {
 		return nil, fmt.Errorf("decompress archived payload: %w", err)

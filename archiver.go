@@ -1,0 +1,592 @@
+package crawlkeeper
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// JournalArchiveRun is the journal kind of archive pass reports.
+const JournalArchiveRun = "archive_run"
+
+// Archiver moves expired records to the archive by the configured rules.
+type Archiver struct {
+	Store  Store
+	Config *Config
+	// Dates re-reads event fields for --force and restore. Defaults to
+	// MachineDates.
+	Dates DateParser
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+	// Progress, when set, is called after each batch with the records
+	// examined and moved so far.
+	Progress func(scanned, archived int)
+}
+
+// ArchiveOptions parameterise one archive pass.
+type ArchiveOptions struct {
+	// DryRun reports what would move, with samples, and moves nothing.
+	DryRun bool
+	// Force re-reads the event fields of every active record with the
+	// current parser before archiving: the way to apply a parser fix.
+	Force bool
+	// Source limits the pass to one source when set.
+	Source string
+	// Batch is the number of records moved per batch. Defaults to
+	// Config.Archive.Batch, then 1000.
+	Batch int
+	// Samples is the number of samples a dry run lists. Defaults to 20.
+	Samples int
+}
+
+// ArchiveReport is what an archive pass did (or, for a dry run, would do).
+type ArchiveReport struct {
+	DryRun bool `json:"dry_run"`
+	// Scanned counts the distinct records the rules' indexes selected.
+	Scanned  int                   `json:"scanned"`
+	Archived int                   `json:"archived"`
+	ByReason map[ArchiveReason]int `json:"by_reason"`
+	// Skipped counts selected records left for the next pass because a
+	// crawl touched them after selection.
+	Skipped int `json:"skipped"`
+	// Reparsed counts active records whose event fields were re-read
+	// (--force); ReparseChanged those whose event_at or date errors changed.
+	Reparsed       int `json:"reparsed"`
+	ReparseChanged int `json:"reparse_changed"`
+	// DateErrors counts active records whose event fields cannot be read;
+	// they never archive by the event rule.
+	DateErrors int             `json:"date_errors"`
+	DurationS  float64         `json:"duration_s"`
+	StartedAt  time.Time       `json:"started_at"`
+	Samples    []ArchiveSample `json:"samples,omitempty"`
+	Source     string          `json:"source,omitempty"`
+	Manual     bool            `json:"manual,omitempty"`
+}
+
+// ArchiveSample is one record a dry run would move.
+type ArchiveSample struct {
+	ID     int64         `json:"id"`
+	Key    string        `json:"key"`
+	Source string        `json:"source"`
+	Title  string        `json:"title"`
+	Reason ArchiveReason `json:"reason"`
+}
+
+func newArchiveReport(dry bool, now time.Time) *ArchiveReport {
+	r := &ArchiveReport{DryRun: dry, StartedAt: now, ByReason: map[ArchiveReason]int{}}
+	for _, reason := range ArchiveReasons {
+		r.ByReason[reason] = 0
+	}
+	return r
+}
+
+func (a *Archiver) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Archiver) config() *Config {
+	if a.Config == nil {
+		a.Config = &Config{}
+	}
+	return a.Config
+}
+
+func (a *Archiver) batch(opts ArchiveOptions) int {
+	switch {
+	case opts.Batch > 0:
+		return opts.Batch
+	case a.config().Archive.Batch > 0:
+		return a.config().Archive.Batch
+	}
+	return DefaultBatchSize
+}
+
+// Run performs one archive pass. Selection walks each rule's index; moves
+// happen in batches, each only if the record is unchanged since it was
+// selected. Killed at any point and run again, the pass converges: a batch
+// is atomic (or, without transactions, idempotent), so nothing is lost and
+// nothing ends up in both stores.
+func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport, error) {
+	start := time.Now()
+	now := a.now()
+	rep := newArchiveReport(opts.DryRun, now)
+	rep.Source = opts.Source
+	if opts.Force {
+		n, changed, errs, err := a.Reparse(ctx, opts.Source, now, opts.DryRun)
+		if err != nil {
+			return rep, err
+		}
+		rep.Reparsed, rep.ReparseChanged, rep.DateErrors = n, changed, errs
+	}
+	groups, err := a.groups(ctx, opts.Source)
+	if err != nil {
+		return rep, err
+	}
+	samples := opts.Samples
+	if samples <= 0 {
+		samples = 20
+	}
+	batch := a.batch(opts)
+	seen := map[int64]bool{}
+	var moves []Move
+	flush := func() error {
+		if len(moves) == 0 {
+			return nil
+		}
+		defer func() { moves = moves[:0] }()
+		if opts.DryRun {
+			for _, m := range moves {
+				rep.Archived++
+				rep.ByReason[m.Reason]++
+			}
+			return nil
+		}
+		moved, err := a.Store.Archive(ctx, moves, now)
+		if err != nil {
+			return err
+		}
+		done := make(map[int64]bool, len(moved))
+		for _, id := range moved {
+			done[id] = true
+		}
+		for _, m := range moves {
+			if done[m.ID] {
+				rep.Archived++
+				rep.ByReason[m.Reason]++
+			} else {
+				rep.Skipped++
+			}
+		}
+		if a.Progress != nil {
+			a.Progress(rep.Scanned, rep.Archived)
+		}
+		return nil
+	}
+	for _, g := range groups {
+		for _, rule := range g.rules(now) {
+			q := DueQuery{Rule: rule.rule, Cutoff: rule.cutoff, Sources: g.sources, Exclude: g.exclude, Limit: batch}
+			for {
+				page, err := a.Store.SelectDue(ctx, q)
+				if err != nil {
+					return rep, err
+				}
+				for i := range page {
+					d := &page[i]
+					if seen[d.ID] {
+						continue
+					}
+					seen[d.ID] = true
+					rep.Scanned++
+					reason, due := g.policy.Due(d.Record(), now)
+					if !due {
+						continue // boundary or clock skew between query and rules
+					}
+					if opts.DryRun && len(rep.Samples) < samples {
+						rep.Samples = append(rep.Samples, ArchiveSample{ID: d.ID, Key: d.Key, Source: d.Source, Title: d.Title, Reason: reason})
+					}
+					moves = append(moves, Move{ID: d.ID, Version: d.Version, LastUpdatedAt: d.LastUpdatedAt, Reason: reason})
+					if len(moves) >= batch {
+						if err := flush(); err != nil {
+							return rep, err
+						}
+					}
+				}
+				if len(page) < q.Limit {
+					break
+				}
+				last := page[len(page)-1]
+				q.After = &DueCursor{ID: last.ID, At: rule.column(&last)}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	if !opts.Force {
+		if rep.DateErrors, err = a.activeDateErrors(ctx, opts.Source); err != nil {
+			return rep, err
+		}
+	}
+	rep.DurationS = time.Since(start).Seconds()
+	if !opts.DryRun {
+		a.journal(ctx, rep)
+	}
+	return rep, nil
+}
+
+func (a *Archiver) activeDateErrors(ctx context.Context, source string) (int, error) {
+	st, err := a.Store.Stats(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := int64(0)
+	for name, s := range st.Sources {
+		if source == "" || name == source {
+			n += s.ActiveDateErrors
+		}
+	}
+	return int(n), nil
+}
+
+func (a *Archiver) journal(ctx context.Context, rep *ArchiveReport) {
+	b, err := json.Marshal(rep)
+	if err == nil {
+		// The journal is a report, not state: a failure to write it must
+		// not fail a pass whose moves are committed.
+		_ = a.Store.AppendJournal(ctx, JournalArchiveRun, rep.StartedAt, b)
+	}
+}
+
+// ruleQuery is one rule to walk for a policy group.
+type ruleQuery struct {
+	rule   DueRule
+	cutoff time.Time
+}
+
+func (r ruleQuery) column(d *DueRecord) time.Time {
+	switch r.rule {
+	case DueByStale:
+		return d.LastUpdatedAt
+	case DueByEvent:
+		if d.EventAt != nil {
+			return *d.EventAt
+		}
+	}
+	return d.CrawledAt
+}
+
+// policyGroup is a set of sources sharing one policy: each source with an
+// override alone, and every other source together under the defaults.
+type policyGroup struct {
+	policy  *SourcePolicy
+	sources []string
+	exclude []string
+}
+
+func (g policyGroup) rules(now time.Time) []ruleQuery {
+	c := g.policy.Cutoffs(now)
+	var out []ruleQuery
+	// Event first: it is the most specific reason, so a record due by two
+	// rules is counted under event.
+	if g.policy.Event {
+		out = append(out, ruleQuery{DueByEvent, c.EventBefore})
+	}
+	if !c.UpdatedBefore.IsZero() {
+		out = append(out, ruleQuery{DueByStale, c.UpdatedBefore})
+	}
+	if !c.CrawledBefore.IsZero() {
+		out = append(out, ruleQuery{DueByAge, c.CrawledBefore})
+	}
+	return out
+}
+
+func (a *Archiver) groups(ctx context.Context, source string) ([]policyGroup, error) {
+	cfg := a.config()
+	if source != "" {
+		p, err := cfg.Policy(source)
+		if err != nil {
+			return nil, err
+		}
+		return []policyGroup{{policy: p, sources: []string{source}}}, nil
+	}
+	var overridden []string
+	for name := range cfg.Sources {
+		overridden = append(overridden, name)
+	}
+	sort.Strings(overridden)
+	def, err := cfg.DefaultPolicy()
+	if err != nil {
+		return nil, err
+	}
+	groups := []policyGroup{{policy: def, exclude: overridden}}
+	for _, name := range overridden {
+		p, err := cfg.Policy(name)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, policyGroup{policy: p, sources: []string{name}})
+	}
+	return groups, nil
+}
+
+// Reparse re-reads the event fields of every active record (of source,
+// when set) with the current parser and writes back those that changed,
+// unless dryRun. It returns the records re-read, those changed and those
+// left with date errors.
+func (a *Archiver) Reparse(ctx context.Context, source string, now time.Time, dryRun bool) (reparsed, changed, dateErrors int, err error) {
+	dates := a.Dates
+	if dates == nil {
+		dates = MachineDates{}
+	}
+	var after int64
+	for {
+		recs, err := a.Store.ScanActive(ctx, after, 0, 1000)
+		if err != nil {
+			return reparsed, changed, dateErrors, err
+		}
+		var ups []EventUpdate
+		for _, r := range recs {
+			after = r.ID
+			if source != "" && r.Source != source {
+				continue
+			}
+			reparsed++
+			u, diff, err := a.reread(dates, r, now)
+			if err != nil {
+				return reparsed, changed, dateErrors, err
+			}
+			if len(u.DateErrors) > 0 {
+				dateErrors++
+			}
+			if diff {
+				ups = append(ups, u)
+			}
+		}
+		if len(ups) > 0 {
+			changed += len(ups)
+			if !dryRun {
+				if _, err := a.Store.UpdateEvents(ctx, ups); err != nil {
+					return reparsed, changed, dateErrors, err
+				}
+			}
+		}
+		if a.Progress != nil {
+			a.Progress(reparsed, 0)
+		}
+		if len(recs) < 1000 {
+			return reparsed, changed, dateErrors, nil
+		}
+	}
+}
+
+// reread reads r's event fields again and reports whether anything differs
+// from what is stored.
+func (a *Archiver) reread(dates DateParser, r *Record, now time.Time) (EventUpdate, bool, error) {
+	pol, err := a.config().Policy(r.Source)
+	if err != nil {
+		return EventUpdate{}, false, err
+	}
+	item, _, err := DecodeItem(r.Item, Meta{})
+	if err != nil {
+		return EventUpdate{}, false, fmt.Errorf("record %d: stored item: %w", r.ID, err)
+	}
+	at, errs := ReadEventFields(dates, pol, item, now)
+	u := EventUpdate{ID: r.ID, Version: r.Version, EventAt: at, DateErrors: errs}
+	diff := (at == nil) != (r.EventAt == nil) || (at != nil && !at.Equal(*r.EventAt)) || fmt.Sprint(errs) != fmt.Sprint(r.DateErrors)
+	return u, diff, nil
+}
+
+// ArchiveManual archives the given active records with reason manual,
+// regardless of the rules.
+func (a *Archiver) ArchiveManual(ctx context.Context, ids []int64) (*ArchiveReport, error) {
+	start := time.Now()
+	now := a.now()
+	rep := newArchiveReport(false, now)
+	rep.Manual = true
+	recs, err := a.Store.GetMany(ctx, ids)
+	if err != nil {
+		return rep, err
+	}
+	rep.Scanned = len(recs)
+	var moves []Move
+	for _, r := range recs {
+		moves = append(moves, Move{ID: r.ID, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: ReasonManual})
+	}
+	for len(moves) > 0 {
+		n := min(len(moves), a.batch(ArchiveOptions{}))
+		moved, err := a.Store.Archive(ctx, moves[:n], now)
+		if err != nil {
+			return rep, err
+		}
+		rep.Archived += len(moved)
+		rep.ByReason[ReasonManual] += len(moved)
+		rep.Skipped += n - len(moved)
+		moves = moves[n:]
+	}
+	rep.DurationS = time.Since(start).Seconds()
+	a.journal(ctx, rep)
+	return rep, nil
+}
+
+// SelectOlderThan returns the ids of active records of source first seen
+// more than age ago, for manual archiving.
+func (a *Archiver) SelectOlderThan(ctx context.Context, source string, age time.Duration) ([]int64, error) {
+	q := DueQuery{Rule: DueByAge, Cutoff: a.now().Add(-age), Limit: 1000}
+	if source != "" {
+		q.Sources = []string{source}
+	}
+	var ids []int64
+	for {
+		page, err := a.Store.SelectDue(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range page {
+			ids = append(ids, d.ID)
+		}
+		if len(page) < q.Limit {
+			return ids, nil
+		}
+		last := page[len(page)-1]
+		q.After = &DueCursor{At: last.CrawledAt, ID: last.ID}
+	}
+}
+
+// RestoreReport says what a restore did.
+type RestoreReport struct {
+	Restored    []int64 `json:"restored"`
+	NotArchived []int64 `json:"not_archived"`
+	// StillDue lists restored records the rules would archive again at the
+	// next pass, with the reason.
+	StillDue []RestoreDue `json:"still_due"`
+}
+
+// RestoreDue is a restored record that the rules still consider expired.
+type RestoreDue struct {
+	ID     int64         `json:"id"`
+	Reason ArchiveReason `json:"reason"`
+}
+
+// Restore moves archived records back to active, re-reads their event
+// fields with the current parser, and reports which of them the rules
+// would archive again.
+func (a *Archiver) Restore(ctx context.Context, ids []int64) (*RestoreReport, error) {
+	rep := &RestoreReport{Restored: []int64{}, NotArchived: []int64{}, StillDue: []RestoreDue{}}
+	restored, err := a.Store.Restore(ctx, ids)
+	if err != nil {
+		return rep, err
+	}
+	rep.Restored = restored
+	done := map[int64]bool{}
+	for _, id := range restored {
+		done[id] = true
+	}
+	for _, id := range ids {
+		if !done[id] {
+			rep.NotArchived = append(rep.NotArchived, id)
+		}
+	}
+	recs, err := a.Store.GetMany(ctx, restored)
+	if err != nil {
+		return rep, err
+	}
+	now := a.now()
+	dates := a.Dates
+	if dates == nil {
+		dates = MachineDates{}
+	}
+	var ups []EventUpdate
+	rules := NewRules(a.config())
+	for _, r := range recs {
+		u, diff, err := a.reread(dates, r, now)
+		if err != nil {
+			return rep, err
+		}
+		if diff {
+			ups = append(ups, u)
+			r.EventAt, r.DateErrors = u.EventAt, u.DateErrors
+		}
+		if reason, due := rules.Due(r, now); due {
+			rep.StillDue = append(rep.StillDue, RestoreDue{ID: r.ID, Reason: reason})
+		}
+	}
+	if _, err := a.Store.UpdateEvents(ctx, ups); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// PurgeReport says what a retention purge did.
+type PurgeReport struct {
+	Purged   int            `json:"purged"`
+	Exported int            `json:"exported"`
+	BySource map[string]int `json:"by_source"`
+}
+
+// PurgeExport receives each archived record and its history before the
+// record is deleted.
+type PurgeExport interface {
+	Write(v any) error
+}
+
+// PurgeLine is one line of a purge export.
+type PurgeLine struct {
+	Record  *Record        `json:"record"`
+	History []HistoryEntry `json:"history"`
+}
+
+// Purge deletes archived records older than their source's purge_after.
+// It works in two phases so nothing is deleted that is not safely
+// exported: every candidate is written to export first, then commit (which
+// must make the export durable) is called, and only then are the records
+// deleted. A nil export purges without exporting.
+func (a *Archiver) Purge(ctx context.Context, export PurgeExport, commit func() error) (*PurgeReport, error) {
+	rep := &PurgeReport{BySource: map[string]int{}}
+	st, err := a.Store.Stats(ctx)
+	if err != nil {
+		return rep, err
+	}
+	now := a.now()
+	var ids []int64
+	sources := make([]string, 0, len(st.Sources))
+	for name, s := range st.Sources {
+		if s.Archived > 0 {
+			sources = append(sources, name)
+		}
+	}
+	sort.Strings(sources)
+	for _, src := range sources {
+		pol, err := a.config().Policy(src)
+		if err != nil {
+			return rep, err
+		}
+		if pol.PurgeAfter <= 0 {
+			continue
+		}
+		var after int64
+		for {
+			recs, err := a.Store.ArchivedBefore(ctx, &src, now.Add(-pol.PurgeAfter), after, 1000)
+			if err != nil {
+				return rep, err
+			}
+			for _, r := range recs {
+				after = r.ID
+				if export != nil {
+					hist, err := a.Store.History(ctx, r.ID)
+					if err != nil {
+						return rep, err
+					}
+					if err := export.Write(PurgeLine{Record: r, History: hist}); err != nil {
+						return rep, fmt.Errorf("export record %d: %w", r.ID, err)
+					}
+					rep.Exported++
+				}
+				ids = append(ids, r.ID)
+				rep.BySource[src]++
+			}
+			if len(recs) < 1000 {
+				break
+			}
+		}
+	}
+	if commit != nil {
+		if err := commit(); err != nil {
+			return rep, fmt.Errorf("finish export, nothing was deleted: %w", err)
+		}
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), a.batch(ArchiveOptions{}))
+		k, err := a.Store.Purge(ctx, ids[:n])
+		if err != nil {
+			return rep, err
+		}
+		rep.Purged += k
+		ids = ids[n:]
+	}
+	return rep, nil
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/jsonlz"
+	"github.com/schollz/progressbar/v3"
+)
+
+func init() {
+	register(&command{name: "archive", summary: "move expired records to the archive (also: archive purge)", run: runArchive})
+	register(&command{name: "restore", summary: "move archived records back to active", run: runRestore})
+}
+
+func (e *env) archiver() *crawlkeeper.Archiver {
+	return &crawlkeeper.Archiver{Store: e.store, Config: e.a.cfg, Dates: e.dates, Now: e.a.now}
+}
+
+func runArchive(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 && args[0] == "purge" {
+		return runPurge(ctx, a, args[1:])
+	}
+	fs := a.newFlags("archive", "archive [--dry-run] [--force] [--source S] [--batch N]\n       crawlkeeper archive --manual (--id N... | --source S --older-than DURATION)\n       crawlkeeper archive purge [--export FILE.jsonl.zst | --no-export]")
+	dry := fs.Bool("dry-run", false, "report what would move, with samples; move nothing")
+	force := fs.Bool("force", false, "re-read event fields of every active record with the current parser first")
+	source := fs.String("source", "", "only records of this `source`")
+	batch := fs.Int("batch", 0, "records moved per batch (default: archive.batch, 1000)")
+	samples := fs.Int("samples", 20, "samples a dry run lists")
+	manual := fs.Bool("manual", false, "archive the given records by hand (reason manual)")
+	var ids idList
+	fs.Var(&ids, "id", "record `id` to archive with --manual (repeatable, or comma-separated)")
+	olderThan := fs.String("older-than", "", "with --manual --source: records first seen more than `DURATION` ago (e.g. 90d)")
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *manual {
+		// `--manual --id 1 2 3` reads naturally: take trailing ids too.
+		for _, p := range pos {
+			if err := ids.Set(p); err != nil {
+				return usagef("%v", err)
+			}
+		}
+	} else if len(pos) > 0 {
+		return usagef("archive takes no arguments, got %q", pos[0])
+	}
+	if !*manual && (len(ids) > 0 || *olderThan != "") {
+		return usagef("--id and --older-than need --manual")
+	}
+	env, err := a.openEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	arch := env.archiver()
+	if isTerminal(a.stderr) {
+		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("archive"),
+			progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+		defer bar.Finish()
+		arch.Progress = func(scanned, archived int) { bar.Set(scanned) }
+	}
+
+	var rep *crawlkeeper.ArchiveReport
+	if *manual {
+		if *dry || *force {
+			return usagef("--manual cannot be combined with --dry-run or --force")
+		}
+		switch {
+		case len(ids) > 0 && (*olderThan != "" || *source != ""):
+			return usagef("--manual takes either --id or --source with --older-than, not both")
+		case len(ids) == 0 && (*olderThan == "" || *source == ""):
+			return usagef("--manual needs --id N... or --source S --older-than DURATION")
+		case len(ids) == 0:
+			d, err := crawlkeeper.ParseDuration(*olderThan)
+			if err != nil || d == 0 {
+				return usagef("--older-than %q: use a duration such as 90d or 36h", *olderThan)
+			}
+			if ids, err = arch.SelectOlderThan(ctx, *source, d.D()); err != nil {
+				return err
+			}
+		}
+		rep, err = arch.ArchiveManual(ctx, ids)
+	} else {
+		rep, err = arch.Run(ctx, crawlkeeper.ArchiveOptions{DryRun: *dry, Force: *force, Source: *source, Batch: *batch, Samples: *samples})
+	}
+	if err != nil {
+		if rep != nil && rep.Archived > 0 {
+			return fmt.Errorf("archive stopped after moving %d records (run it again to continue): %w", rep.Archived, err)
+		}
+		return err
+	}
+	if a.json {
+		return a.printJSON(rep)
+	}
+	verb := "archived"
+	if rep.DryRun {
+		verb = "would archive"
+	}
+	fmt.Fprintf(a.stdout, "%s %d of %d selected records (event %d, stale %d, age %d, manual %d)",
+		verb, rep.Archived, rep.Scanned, rep.ByReason[crawlkeeper.ReasonEvent], rep.ByReason[crawlkeeper.ReasonStale],
+		rep.ByReason[crawlkeeper.ReasonAge], rep.ByReason[crawlkeeper.ReasonManual])
+	fmt.Fprintf(a.stdout, " in %.2fs\n", rep.DurationS)
+	if rep.Skipped > 0 {
+		fmt.Fprintf(a.stdout, "%d records changed during the pass and were left for the next one\n", rep.Skipped)
+	}
+	if rep.Reparsed > 0 {
+		fmt.Fprintf(a.stdout, "re-read event fields of %d records, %d changed\n", rep.Reparsed, rep.ReparseChanged)
+	}
+	if rep.DateErrors > 0 {
+		fmt.Fprintf(a.stdout, "%d active records have unreadable event dates and never archive by the event rule\n", rep.DateErrors)
+	}
+	for _, s := range rep.Samples {
+		fmt.Fprintf(a.stdout, "  %-6s id %d  %s  %s\n", s.Reason, s.ID, s.Source, s.Title)
+	}
+	return nil
+}
+
+func runPurge(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlags("archive purge", "archive purge [--export FILE.jsonl.zst | --no-export]")
+	exportPath := fs.String("export", "", "write purged records and their history to this new `file` first (.zst compresses)")
+	noExport := fs.Bool("no-export", false, "purge without exporting (the records are gone for good)")
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("archive purge takes no arguments")
+	}
+	if *exportPath == "" && !*noExport {
+		return usagef("archive purge deletes records for good: give --export FILE.jsonl.zst to keep a copy, or --no-export")
+	}
+	if *exportPath != "" && *noExport {
+		return usagef("give either --export or --no-export")
+	}
+	var w *jsonlz.Writer
+	if *exportPath != "" {
+		if _, err := os.Stat(*exportPath); err == nil {
+			return usagef("export file %s exists; choose a new name so no earlier export is overwritten", *exportPath)
+		}
+		if w, err = jsonlz.Create(*exportPath); err != nil {
+			return err
+		}
+	}
+	env, err := a.openEnv(ctx)
+	if err != nil {
+		if w != nil {
+			w.Abort()
+		}
+		return err
+	}
+	defer env.Close()
+	var export crawlkeeper.PurgeExport
+	var commit func() error
+	if w != nil {
+		export, commit = w, w.Close
+	}
+	rep, err := env.archiver().Purge(ctx, export, commit)
+	if err != nil {
+		if w != nil {
+			w.Abort()
+		}
+		return err
+	}
+	if a.json {
+		return a.printJSON(rep)
+	}
+	fmt.Fprintf(a.stdout, "purged %d archived records", rep.Purged)
+	if w != nil {
+		fmt.Fprintf(a.stdout, " after exporting them to %s", *exportPath)
+	}
+	fmt.Fprintln(a.stdout)
+	return nil
+}
+
+func runRestore(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlags("restore", "restore ID...")
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("restore needs at least one record id")
+	}
+	var ids idList
+	for _, p := range pos {
+		if err := ids.Set(p); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	env, err := a.openEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	rep, err := env.archiver().Restore(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(rep)
+	}
+	fmt.Fprintf(a.stdout, "restored %s to active", plural(len(rep.Restored), "record"))
+	if len(rep.Restored) > 0 {
+		fmt.Fprintf(a.stdout, ": %v", rep.Restored)
+	}
+	fmt.Fprintln(a.stdout)
+	if len(rep.NotArchived) > 0 {
+		fmt.Fprintf(a.stdout, "not archived (nothing to do): %v\n", rep.NotArchived)
+	}
+	for _, d := range rep.StillDue {
+		fmt.Fprintf(a.stdout, "note: record %d is still due by the %s rule; the next archive pass will move it again unless the configuration changes\n", d.ID, d.Reason)
+	}
+	if len(rep.Restored) == 0 {
+		return errors.New("no record was restored")
+	}
+	return nil
+}
+
+// idList collects record ids from repeated or comma-separated flags.
+type idList []int64
+
+func (l *idList) String() string { return fmt.Sprint([]int64(*l)) }
+
+func (l *idList) Set(s string) error {
+	for _, part := range splitComma(s) {
+		id, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || id <= 0 {
+			return fmt.Errorf("%q is not a record id", part)
+		}
+		*l = append(*l, id)
+	}
+	return nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ',' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
