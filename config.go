@@ -251,6 +251,9 @@ type SourcePolicy struct {
 	startSet map[string]bool
 	volExact map[string]bool
 	volGlob  []string
+	// volCache remembers IsVolatile per field name: crawls repeat the
+	// same field names, and glob matching each time is costly.
+	volCache sync.Map
 }
 
 // Validate resolves every source once and reports the first problem, so a
@@ -391,6 +394,15 @@ func (c *Config) resolve(source string, override bool) (*SourcePolicy, error) {
 // fields and key fields are never volatile: a changed deadline or title is
 // a content change even when its name matches a pattern like "*_at".
 func (p *SourcePolicy) IsVolatile(name string) bool {
+	if v, ok := p.volCache.Load(name); ok {
+		return v.(bool)
+	}
+	v := p.isVolatile(name)
+	p.volCache.Store(name, v)
+	return v
+}
+
+func (p *SourcePolicy) isVolatile(name string) bool {
 	if p.eventSet[name] || p.isKeyField(name) {
 		return false
 	}

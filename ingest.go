@@ -175,7 +175,7 @@ func (g *Ingester) Ingest(ctx context.Context, r io.Reader, base Meta) (*IngestS
 		}
 	}
 	if readErr != nil {
-		return sum, Errorf(EINVALID, "read input: %v", readErr)
+		return sum, &Error{Code: EINVALID, Message: "read input", Err: readErr}
 	}
 	if err := ctx.Err(); err != nil {
 		return sum, err

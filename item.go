@@ -151,6 +151,10 @@ func readArray(br *bufio.Reader, maxBytes int, fn func(RawItem) error) error {
 	for pos := 1; dec.More(); pos++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
+			var se *json.SyntaxError
+			if !errors.As(err, &se) && err != io.ErrUnexpectedEOF {
+				return err // the reader failed, not the JSON
+			}
 			// The decoder cannot resynchronise inside a broken array; the
 			// items before this one are kept.
 			return fn(RawItem{Line: pos, Err: Errorf(EINVALID, "invalid JSON at array element %d, the rest of the array was not read: %v", pos, err)})

@@ -170,6 +170,15 @@ type SourceStats struct {
 	ChangesPerWeek *float64 `json:"changes_per_week,omitempty"`
 }
 
+// Merge adds the per-source analytics of ArchiveStore.ArchiveStats.
+func (s *Stats) Merge(extra map[string]*SourceStats) {
+	for name, x := range extra {
+		if ss := s.Sources[name]; ss != nil {
+			ss.MedianLifetimeS, ss.ChangesPerWeek = x.MedianLifetimeS, x.ChangesPerWeek
+		}
+	}
+}
+
 // CheckReport lists invariant violations; OK is true when there are none.
 type CheckReport struct {
 	OK         bool        `json:"ok"`

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"log/slog"
+
+	"github.com/crawlkeeper/crawlkeeper/httpapi"
 
 	"github.com/crawlkeeper/crawlkeeper"
 )
@@ -40,3 +43,11 @@ func (e *env) ingester() *crawlkeeper.Ingester {
 
 // newDateParser returns the date parser used by ingest and processing.
 func newDateParser() crawlkeeper.DateParser { return crawlkeeper.MachineDates{} }
+
+// extendServer adds the routes of the optional capabilities to srv.
+func (e *env) extendServer(srv *httpapi.Server) {}
+
+// extraLoops returns the background work of the optional capabilities.
+func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(context.Context) error {
+	return nil
+}

@@ -33,14 +33,7 @@ func runStats(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	for name, x := range extra {
-		ss := s.Sources[name]
-		if ss == nil {
-			continue
-		}
-		ss.MedianLifetimeS = x.MedianLifetimeS
-		ss.ChangesPerWeek = x.ChangesPerWeek
-	}
+	s.Merge(extra)
 	if a.json {
 		return a.printJSON(s)
 	}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/httpapi"
+	"github.com/crawlkeeper/crawlkeeper/metrics"
+)
+
+func init() {
+	register(&command{name: "serve", summary: "run the HTTP API, dashboard and background work", run: runServe})
+}
+
+// serveOptions are the knobs of one serve process.
+type serveOptions struct {
+	addr         string
+	archiveEvery time.Duration
+	// clock overrides the app clock (the demo's time-lapse).
+	clock func() time.Time
+	// ready, when set, receives the listening address.
+	ready func(addr string)
+	// extra adds routes and background work (demo simulation).
+	background []func(ctx context.Context) error
+}
+
+func runServe(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlags("serve", "serve [--addr HOST:PORT] [--archive-every D]")
+	addr := fs.String("addr", "", "listen `address` (default: serve.addr, 127.0.0.1:8080)")
+	every := fs.String("archive-every", "", "run the archiver this often (default: archive.every, 1h; \"off\" disables)")
+	pos, err := a.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("serve takes no arguments")
+	}
+	opts := serveOptions{addr: *addr}
+	if *every != "" {
+		d, err := crawlkeeper.ParseDuration(*every)
+		if err != nil {
+			return usagef("--archive-every: %v", err)
+		}
+		opts.archiveEvery = d.D()
+		if d == 0 {
+			opts.archiveEvery = -1
+		}
+	}
+	return serve(ctx, a, opts)
+}
+
+// serve runs the server until ctx is cancelled, then shuts down
+// gracefully: the listener closes, in-flight requests (and the batches
+// they are writing) finish, background loops stop.
+func serve(ctx context.Context, a *app, opts serveOptions) error {
+	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if opts.clock != nil {
+		a.clock = opts.clock
+	}
+	cfg := a.cfg
+	addr := opts.addr
+	if addr == "" {
+		addr = cfg.Serve.Addr
+	}
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	tokens := append([]crawlkeeper.TokenConfig(nil), cfg.Serve.Tokens...)
+	envTokens, err := parseTokens(os.Getenv("CRAWLKEEPER_TOKENS"))
+	if err != nil {
+		return err
+	}
+	tokens = append(tokens, envTokens...)
+	loopback, err := isLoopback(addr)
+	if err != nil {
+		return err
+	}
+	if len(tokens) == 0 && !loopback {
+		return usagef("refusing to listen on %s without API tokens: anyone on the network could write and delete data. Configure serve.tokens or CRAWLKEEPER_TOKENS, or listen on 127.0.0.1", addr)
+	}
+
+	env, err := a.openEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	m := metrics.New()
+	srv := &httpapi.Server{
+		Store:    env.store,
+		Config:   cfg,
+		Ingester: env.ingester(),
+		Archiver: env.archiver(),
+		Metrics:  m,
+		Tokens:   tokens,
+		Logger:   logger,
+		Now:      a.now,
+		Ready: func(ctx context.Context) error {
+			_, err := env.store.Stats(ctx)
+			return err
+		},
+	}
+	env.extendServer(srv)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute, // large ingest bodies from slow crawlers
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if len(tokens) == 0 {
+		logger.Info("no API tokens configured: listening on loopback only, without authentication", "url", url)
+	} else {
+		logger.Info("listening", "url", url, "tokens", len(tokens))
+	}
+	fmt.Fprintf(a.stdout, "crawlkeeper is serving on %s\n", url)
+	if opts.ready != nil {
+		opts.ready(ln.Addr().String())
+	}
+
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBG()
+	done := make(chan struct{})
+	loops := env.backgroundLoops(srv, logger, opts)
+	for _, f := range opts.background {
+		loops = append(loops, f)
+	}
+	running := len(loops)
+	for _, f := range loops {
+		go func(f func(context.Context) error) {
+			defer func() { done <- struct{}{} }()
+			if err := f(bg); err != nil && !errors.Is(err, context.Canceled) {
+				logger.Error("background work stopped", "err", err)
+			}
+		}(f)
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		stopBG()
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight requests")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err = hs.Shutdown(shutCtx)
+	stopBG()
+	for i := 0; i < running; i++ {
+		<-done
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// backgroundLoops returns the periodic work of a serve process.
+func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
+	every := opts.archiveEvery
+	if every == 0 {
+		every = e.a.cfg.Archive.Every.D()
+	}
+	if every == 0 {
+		every = time.Hour
+	}
+	var loops []func(context.Context) error
+	if every > 0 {
+		owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
+		loops = append(loops, func(ctx context.Context) error {
+			return tick(ctx, every, func(ctx context.Context) {
+				// Several serve processes may share a server store: the
+				// lease makes one of them run each pass.
+				ok, err := e.store.AcquireLease(ctx, "archiver", owner, every+time.Minute, e.a.now())
+				if err != nil || !ok {
+					return
+				}
+				defer e.store.ReleaseLease(context.WithoutCancel(ctx), "archiver", owner)
+				rep, err := srv.Archiver.Run(ctx, crawlkeeper.ArchiveOptions{})
+				if err != nil {
+					logger.Error("archive pass failed", "err", err)
+					return
+				}
+				srv.Metrics.ObserveArchive(rep, e.a.now())
+				logger.Info("archive pass", "archived", rep.Archived, "scanned", rep.Scanned, "seconds", rep.DurationS)
+			})
+		})
+	}
+	loops = append(loops, func(ctx context.Context) error {
+		return tick(ctx, 15*time.Second, func(ctx context.Context) {
+			if err := srv.Metrics.RefreshStore(ctx, e.store); err != nil {
+				logger.Warn("refresh metrics", "err", err)
+			}
+		})
+	})
+	return append(loops, e.extraLoops(srv, logger)...)
+}
+
+// tick runs fn now and then every interval until ctx ends.
+func tick(ctx context.Context, every time.Duration, fn func(ctx context.Context)) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		fn(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "crawlkeeper"
+	}
+	return h
+}
+
+// isLoopback reports whether addr only accepts connections from this
+// machine.
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, usagef("--addr %q: use HOST:PORT, such as 127.0.0.1:8080", addr)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// parseTokens reads CRAWLKEEPER_TOKENS: entries separated by ";" or
+// white space, each "[NAME=]TOKEN:SCOPE[,SCOPE...]".
+func parseTokens(s string) ([]crawlkeeper.TokenConfig, error) {
+	var out []crawlkeeper.TokenConfig
+	for i, entry := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == ' ' || r == '\n' || r == '\t' }) {
+		name := fmt.Sprintf("env-%d", i+1)
+		if n, rest, ok := strings.Cut(entry, "="); ok {
+			name, entry = n, rest
+		}
+		tok, scopes, ok := strings.Cut(entry, ":")
+		if !ok || tok == "" || scopes == "" {
+			return nil, usagef("CRAWLKEEPER_TOKENS entry %d: use [NAME=]TOKEN:SCOPE[,SCOPE] with scopes ingest, read, admin", i+1)
+		}
+		t := crawlkeeper.TokenConfig{Name: name, Token: tok}
+		for _, sc := range strings.Split(scopes, ",") {
+			switch sc {
+			case crawlkeeper.ScopeIngest, crawlkeeper.ScopeRead, crawlkeeper.ScopeAdmin:
+				t.Scopes = append(t.Scopes, sc)
+			default:
+				return nil, usagef("CRAWLKEEPER_TOKENS entry %d (%s): unknown scope %q; use ingest, read or admin", i+1, name, sc)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

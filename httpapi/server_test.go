@@ -1,0 +1,290 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/httpapi"
+	"github.com/crawlkeeper/crawlkeeper/sqlite"
+)
+
+var t0 = time.Date(2025, 9, 1, 12, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	t   *testing.T
+	srv *httptest.Server
+	api *httpapi.Server
+	now time.Time
+}
+
+func newFixture(t *testing.T, tokens []crawlkeeper.TokenConfig, cfg *crawlkeeper.Config) *fixture {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if cfg == nil {
+		cfg = &crawlkeeper.Config{}
+	}
+	f := &fixture{t: t, now: t0}
+	clock := func() time.Time { return f.now }
+	f.api = &httpapi.Server{
+		Store:    st,
+		Config:   cfg,
+		Ingester: &crawlkeeper.Ingester{Store: st, Config: cfg, Now: clock, Rules: crawlkeeper.NewRules(cfg)},
+		Archiver: &crawlkeeper.Archiver{Store: st, Config: cfg, Now: clock},
+		Tokens:   tokens,
+		Now:      clock,
+	}
+	f.srv = httptest.NewServer(f.api.Handler())
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// do sends a request and decodes the JSON response into out (if not nil).
+func (f *fixture) do(method, path, token, body string, out any) int {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			f.t.Fatalf("%s %s: status %d, body %q is not JSON: %v", method, path, res.StatusCode, b, err)
+		}
+	}
+	return res.StatusCode
+}
+
+func TestIngestAndRead(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	var sum map[string]any
+	code := f.do("POST", "/api/v1/items?source=jobs&round=3&target=acme", "", `{"title":"A","url":"https://x.test/a","deadline":"2025-09-10"}
+{"title":"B","url":"https://x.test/b"}
+not json
+[1]`, &sum)
+	if code != 400 || sum["inserted"] != float64(2) || sum["rejected"] != float64(2) || len(sum["errors"].([]any)) != 2 {
+		t.Fatalf("NDJSON with bad lines: %d %v", code, sum)
+	}
+	code = f.do("POST", "/api/v1/items?source=jobs", "", `[{"title":"A","url":"https://x.test/a","deadline":"2025-09-10"},{"title":"C","url":"https://x.test/c"}]`, &sum)
+	if code != 200 || sum["inserted"] != float64(1) || sum["unchanged"] != float64(1) {
+		t.Fatalf("JSON array: %d %v", code, sum)
+	}
+	var page httpapi.RecordsPage
+	if code := f.do("GET", "/api/v1/records?source=jobs&limit=2", "", "", &page); code != 200 || len(page.Records) != 2 || page.Next == "" {
+		t.Fatalf("records page 1: %d %+v", code, page)
+	}
+	first, next := page.Records, page.Next
+	page = httpapi.RecordsPage{}
+	f.do("GET", "/api/v1/records?source=jobs&limit=2&cursor="+next, "", "", &page)
+	if len(page.Records) != 1 || page.Next != "" || page.Records[0].ID == first[0].ID {
+		t.Fatalf("records page 2: %+v", page)
+	}
+	f.do("GET", "/api/v1/records?q=b", "", "", &page)
+	if len(page.Records) != 1 || page.Records[0].Title != "B" {
+		t.Fatalf("q=b: %+v", page.Records)
+	}
+	var rec crawlkeeper.Record
+	if code := f.do("GET", fmt.Sprintf("/api/v1/records/%d", first[0].ID), "", "", &rec); code != 200 || rec.ID != first[0].ID {
+		t.Fatalf("get record: %d %+v", code, rec)
+	}
+	var e httpapi.ErrorBody
+	if code := f.do("GET", "/api/v1/records/999", "", "", &e); code != 404 || e.Error.Code != "not_found" {
+		t.Fatalf("missing record: %d %+v", code, e)
+	}
+	for _, bad := range []string{"/api/v1/records/abc", "/api/v1/records?limit=0", "/api/v1/records?since=yesterday", "/api/v1/records?archived=maybe", "/api/v1/records?cursor=%7B%22%24gt%22%3A%22%22%7D", "/api/v1/records?bogus=1"} {
+		if code := f.do("GET", bad, "", "", &e); code != 400 || e.Error.Code != "invalid" || e.Error.Message == "" {
+			t.Errorf("GET %s: %d %+v, want 400 invalid", bad, code, e)
+		}
+	}
+	// Injection strings are data.
+	if code := f.do("GET", "/api/v1/records?q=%27%20OR%201%3D1%20--&source=%7B%22%24gt%22%3A%22%22%7D", "", "", &page); code != 200 || len(page.Records) != 0 {
+		t.Fatalf("injection filters: %d %+v", code, page)
+	}
+
+	// A change, then history.
+	f.now = t0.Add(time.Hour)
+	f.do("POST", "/api/v1/items?source=jobs", "", `{"title":"B","url":"https://x.test/b","salary":"more"}`, &sum)
+	var hist httpapi.HistoryBody
+	b := findRecord(t, f, "B")
+	if code := f.do("GET", fmt.Sprintf("/api/v1/records/%d/history", b.ID), "", "", &hist); code != 200 || len(hist.Versions) != 1 || hist.Record.Version != 2 {
+		t.Fatalf("history: %d %+v", code, hist)
+	}
+
+	// Archive: dry run, then for real, then restore.
+	f.now = time.Date(2025, 9, 11, 0, 0, 0, 0, time.UTC)
+	var rep crawlkeeper.ArchiveReport
+	if code := f.do("POST", "/api/v1/archive?dry_run=true", "", "", &rep); code != 200 || !rep.DryRun || rep.Archived != 1 || len(rep.Samples) != 1 {
+		t.Fatalf("dry run: %d %+v", code, rep)
+	}
+	if code := f.do("POST", "/api/v1/archive", "", `{"dry_run":false}`, &rep); code != 200 || rep.Archived != 1 || rep.ByReason[crawlkeeper.ReasonEvent] != 1 {
+		t.Fatalf("archive: %d %+v", code, rep)
+	}
+	if code := f.do("POST", "/api/v1/archive", "", `{"dryrun":true}`, &e); code != 400 {
+		t.Fatalf("unknown archive option: %d", code)
+	}
+	var runs struct{ Runs []crawlkeeper.ArchiveReport }
+	if f.do("GET", "/api/v1/archive/runs", "", "", &runs); len(runs.Runs) != 1 || runs.Runs[0].Archived != 1 {
+		t.Fatalf("runs = %+v", runs)
+	}
+	f.do("GET", "/api/v1/records?archived=true", "", "", &page)
+	if len(page.Records) != 1 || page.Records[0].ArchiveReason != crawlkeeper.ReasonEvent {
+		t.Fatalf("archived listing: %+v", page.Records)
+	}
+	id := page.Records[0].ID
+	var rr crawlkeeper.RestoreReport
+	if code := f.do("POST", fmt.Sprintf("/api/v1/records/%d/restore", id), "", "", &rr); code != 200 || len(rr.Restored) != 1 {
+		t.Fatalf("restore: %d %+v", code, rr)
+	}
+	if code := f.do("POST", fmt.Sprintf("/api/v1/records/%d/restore", id), "", "", &e); code != 409 {
+		t.Fatalf("restore of an active record: %d %+v", code, e)
+	}
+	var st crawlkeeper.Stats
+	if code := f.do("GET", "/api/v1/stats", "", "", &st); code != 200 || st.Active != 3 || st.History != 1 {
+		t.Fatalf("stats: %d %+v", code, st)
+	}
+	if code := f.do("GET", "/api/v1/nothing", "", "", &e); code != 404 || e.Error.Code != "not_found" {
+		t.Fatalf("unknown route: %d %+v", code, e)
+	}
+}
+
+func findRecord(t *testing.T, f *fixture, title string) *crawlkeeper.Record {
+	t.Helper()
+	var page httpapi.RecordsPage
+	f.do("GET", "/api/v1/records?q="+title, "", "", &page)
+	for _, r := range page.Records {
+		if r.Title == title {
+			return r
+		}
+	}
+	t.Fatalf("no record titled %q", title)
+	return nil
+}
+
+func TestBodyLimit(t *testing.T) {
+	f := newFixture(t, nil, &crawlkeeper.Config{Limits: crawlkeeper.LimitsConfig{MaxBodyBytes: 4096, Batch: 5}})
+	var buf bytes.Buffer
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&buf, `{"title":"t%d","url":"https://l.test/%d"}`+"\n", i, i)
+	}
+	var sum map[string]any
+	code := f.do("POST", "/api/v1/items", "", buf.String(), &sum)
+	if code != 413 || sum["inserted"].(float64) <= 0 || sum["stopped"] == nil {
+		t.Fatalf("over the limit: %d %v", code, sum)
+	}
+}
+
+func TestSecurityHeadersAndCrossOrigin(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	res, err := http.Get(f.srv.URL + "/api/v1/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for k, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"} {
+		if got := res.Header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	// A browser on another site posting to a loopback server: refused.
+	req, _ := http.NewRequest("POST", f.srv.URL+"/api/v1/archive", nil)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-site POST: %d, want 403", res.StatusCode)
+	}
+}
+
+func TestMetricsAndHealth(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	f.do("POST", "/api/v1/items", "", `{"title":"m","url":"https://m.test/"}`, nil)
+	res, err := http.Get(f.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`crawlkeeper_items_total{outcome="inserted"} 1`, `crawlkeeper_http_request_duration_seconds_count{code="200",method="POST",route="POST /api/v1/items"} 1`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if code := f.do("GET", p, "", "", nil); code != 200 {
+			t.Errorf("%s: %d", p, code)
+		}
+	}
+}
+
+// TestScopes checks every route against every kind of token: 401 without
+// or with an unknown token, 403 with a token lacking the scope, and never
+// an auth error with the right one.
+func TestScopes(t *testing.T) {
+	tokens := []crawlkeeper.TokenConfig{
+		{Name: "reader", Token: "tok-read", Scopes: []string{"read"}},
+		{Name: "crawler", Token: "tok-ingest", Scopes: []string{"ingest"}},
+		{Name: "boss", Token: "tok-admin", Scopes: []string{"admin"}},
+	}
+	f := newFixture(t, tokens, nil)
+	f.do("POST", "/api/v1/items", "tok-ingest", `{"title":"s","url":"https://s.test/"}`, nil)
+	routes := []struct {
+		method, path, scope string
+	}{
+		{"POST", "/api/v1/items", "ingest"},
+		{"GET", "/api/v1/records", "read"},
+		{"GET", "/api/v1/records/1", "read"},
+		{"GET", "/api/v1/records/1/history", "read"},
+		{"POST", "/api/v1/records/1/restore", "admin"},
+		{"POST", "/api/v1/archive?dry_run=true", "admin"},
+		{"GET", "/api/v1/archive/runs", "read"},
+		{"GET", "/api/v1/stats", "read"},
+	}
+	tokenFor := map[string]string{"none": "", "wrong": "nope", "read": "tok-read", "ingest": "tok-ingest", "admin": "tok-admin"}
+	for _, r := range routes {
+		for who, tok := range tokenFor {
+			want := 0 // any non-auth status
+			switch {
+			case who == "none" || who == "wrong":
+				want = 401
+			case who != "admin" && who != r.scope:
+				want = 403
+			}
+			body := ""
+			if r.path == "/api/v1/items" {
+				body = `{"title":"s","url":"https://s.test/"}`
+			}
+			code := f.do(r.method, r.path, tok, body, nil)
+			if want != 0 && code != want {
+				t.Errorf("%s %s with %s token: %d, want %d", r.method, r.path, who, code, want)
+			}
+			if want == 0 && (code == 401 || code == 403 || code >= 500) {
+				t.Errorf("%s %s with %s token: %d, want access", r.method, r.path, who, code)
+			}
+		}
+	}
+}

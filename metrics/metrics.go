@@ -1,0 +1,147 @@
+// Package metrics exposes crawlkeeper's Prometheus metrics
+// (github.com/prometheus/client_golang): ingest outcomes, date errors,
+// archive moves, pipeline freshness, round progress, notification lag and
+// HTTP latency. Every metric is registered on the package's own registry,
+// so tests can read values without global state.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds crawlkeeper's collectors.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	Items              *prometheus.CounterVec
+	ItemsRejected      prometheus.Counter
+	DateErrors         prometheus.Counter
+	CrawledAtDefaulted prometheus.Counter
+	ArchiveMoves       *prometheus.CounterVec
+	ArchiveRuns        prometheus.Counter
+	ArchiveLastRun     prometheus.Gauge
+	Records            *prometheus.GaugeVec
+	ScanPass           prometheus.Gauge
+	ScanPosition       prometheus.Gauge
+	ScanPassDuration   prometheus.Gauge
+	OldestProcessedAge prometheus.Gauge
+	DueRecords         prometheus.Gauge
+	Processed          *prometheus.CounterVec
+	NotificationLag    prometheus.Histogram
+	RoundTargets       *prometheus.GaugeVec
+	HTTPDuration       *prometheus.HistogramVec
+}
+
+// New registers every collector on a fresh registry, with the Go runtime
+// and process collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: r,
+		Items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlkeeper_items_total", Help: "Items ingested, by outcome (inserted, changed, unchanged, revived, refreshed).",
+		}, []string{"outcome"}),
+		ItemsRejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawlkeeper_items_rejected_total", Help: "Items rejected as invalid.",
+		}),
+		DateErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawlkeeper_date_errors_total", Help: "Event-field strings that could not be read as dates.",
+		}),
+		CrawledAtDefaulted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawlkeeper_crawled_at_defaulted_total", Help: "Items whose _crawled_at was missing or unreadable.",
+		}),
+		ArchiveMoves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlkeeper_archive_moves_total", Help: "Records moved to the archive, by reason.",
+		}, []string{"reason"}),
+		ArchiveRuns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crawlkeeper_archive_runs_total", Help: "Archive passes run.",
+		}),
+		ArchiveLastRun: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawlkeeper_archive_last_run_timestamp_seconds", Help: "When the last archive pass finished.",
+		}),
+		Records: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "crawlkeeper_records", Help: "Records stored, by state (active, archived).",
+		}, []string{"state"}),
+		ScanPass: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawlkeeper_scan_pass", Help: "Number of the current rescan pass.",
+		}),
+		ScanPosition: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawlkeeper_scan_position", Help: "Record id below which the current pass has processed everything.",
+		}),
+		ScanPassDuration: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawlkeeper_scan_pass_duration_seconds", Help: "Duration of the last complete rescan pass.",
+		}),
+		OldestProcessedAge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawlkeeper_oldest_processed_age_seconds", Help: "Age of the oldest processed_at among active records.",
+		}),
+		DueRecords: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "crawlkeeper_due_records", Help: "Active records due for processing.",
+		}),
+		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlkeeper_processed_total", Help: "Records processed, by path (realtime, rescan) and result.",
+		}, []string{"path", "result"}),
+		NotificationLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "crawlkeeper_notification_lag_seconds", Help: "Time from a batch's commit to its records being processed in real time.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		RoundTargets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "crawlkeeper_round_targets", Help: "Targets of a crawl round, by state (queued, done, failed, remaining).",
+		}, []string{"round", "state"}),
+		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "crawlkeeper_http_request_duration_seconds", Help: "HTTP request latency by route, method and status code.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route", "method", "code"}),
+	}
+	r.MustRegister(m.Items, m.ItemsRejected, m.DateErrors, m.CrawledAtDefaulted, m.ArchiveMoves, m.ArchiveRuns,
+		m.ArchiveLastRun, m.Records, m.ScanPass, m.ScanPosition, m.ScanPassDuration, m.OldestProcessedAge,
+		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
+
+// ObserveIngest counts one ingest's summary.
+func (m *Metrics) ObserveIngest(s *crawlkeeper.IngestSummary) {
+	m.Items.WithLabelValues("inserted").Add(float64(s.Inserted))
+	m.Items.WithLabelValues("changed").Add(float64(s.Changed))
+	m.Items.WithLabelValues("unchanged").Add(float64(s.Unchanged))
+	m.Items.WithLabelValues("revived").Add(float64(s.Revived))
+	m.Items.WithLabelValues("refreshed").Add(float64(s.Refreshed))
+	m.ItemsRejected.Add(float64(s.Rejected))
+	m.DateErrors.Add(float64(s.DateErrors))
+	m.CrawledAtDefaulted.Add(float64(s.CrawledAtDefaulted))
+}
+
+// ObserveArchive counts one archive pass.
+func (m *Metrics) ObserveArchive(r *crawlkeeper.ArchiveReport, finished time.Time) {
+	if r.DryRun {
+		return
+	}
+	for reason, n := range r.ByReason {
+		m.ArchiveMoves.WithLabelValues(string(reason)).Add(float64(n))
+	}
+	m.ArchiveRuns.Inc()
+	m.ArchiveLastRun.Set(float64(finished.Unix()))
+}
+
+// RefreshStore sets the gauges that come from the store's counts.
+func (m *Metrics) RefreshStore(ctx context.Context, st crawlkeeper.Store) error {
+	s, err := st.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	m.Records.WithLabelValues("active").Set(float64(s.Active))
+	m.Records.WithLabelValues("archived").Set(float64(s.Archived))
+	return nil
+}
