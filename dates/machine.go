@@ -1,0 +1,156 @@
+package dates
+
+import (
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
+
+// parseMachine reads the forms machines write, without allocating: RFC 3339
+// and ISO 8601 extended dates and times with or without a zone
+// ("2024-05-15", "2024-05-15T10:30:00Z", "2024-05-15 10:30"), the ISO basic
+// form ("20240515", "20240515T103000Z") and Unix epoch seconds (10 digits)
+// and milliseconds (13 digits). Most dates crawlers deliver are one of
+// these, so they skip the general parser.
+func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
+	n := len(s)
+	if n < 8 || s[0] < '0' || s[0] > '9' {
+		return crawlkeeper.ParsedDate{}, false
+	}
+	if n >= 10 && s[4] == '-' && s[7] == '-' {
+		y, ok1 := digits(s, 0, 4)
+		m, ok2 := digits(s, 5, 2)
+		d, ok3 := digits(s, 8, 2)
+		if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || y < 1 {
+			return crawlkeeper.ParsedDate{}, false
+		}
+		if n == 10 {
+			return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, 0, 0, 0, 0, loc), DateOnly: true}, true
+		}
+		if c := s[10]; c != 'T' && c != 't' && c != ' ' {
+			return crawlkeeper.ParsedDate{}, false
+		}
+		return machineTime(s, 11, true, y, m, d, loc)
+	}
+	y, ok := digits(s, 0, 4)
+	if !ok {
+		return crawlkeeper.ParsedDate{}, false
+	}
+	m, ok1 := digits(s, 4, 2)
+	d, ok2 := digits(s, 6, 2)
+	if n == 10 || n == 13 {
+		if v, ok := digits(s, 0, n); ok {
+			return crawlkeeper.ParsedDate{Time: crawlkeeper.EpochTime(int64(v)).In(loc)}, true
+		}
+		return crawlkeeper.ParsedDate{}, false
+	}
+	if !ok1 || !ok2 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || y < 1 {
+		return crawlkeeper.ParsedDate{}, false
+	}
+	if n == 8 {
+		return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, 0, 0, 0, 0, loc), DateOnly: true}, true
+	}
+	if s[8] != 'T' && s[8] != 't' {
+		return crawlkeeper.ParsedDate{}, false
+	}
+	return machineTime(s, 9, false, y, m, d, loc)
+}
+
+// machineTime reads the time of day from s[i:], in the extended form
+// ("10:30:00.5+09:00") or the basic one ("103000+0900").
+func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
+	n := len(s)
+	fail := crawlkeeper.ParsedDate{}
+	hh, ok := digits(s, i, 2)
+	if !ok {
+		return fail, false
+	}
+	i += 2
+	if extended {
+		if i >= n || s[i] != ':' {
+			return fail, false
+		}
+		i++
+	}
+	mm, ok := digits(s, i, 2)
+	if !ok {
+		return fail, false
+	}
+	i += 2
+	ss, ns := 0, 0
+	if extended && i < n && s[i] == ':' || !extended && i+1 < n && s[i] >= '0' && s[i] <= '9' {
+		if extended {
+			i++
+		}
+		if ss, ok = digits(s, i, 2); !ok {
+			return fail, false
+		}
+		i += 2
+		if i < n && (s[i] == '.' || s[i] == ',') {
+			i++
+			start := i
+			scale := 100000000
+			for i < n && s[i] >= '0' && s[i] <= '9' {
+				ns += int(s[i]-'0') * scale
+				scale /= 10
+				i++
+			}
+			if i == start {
+				return fail, false
+			}
+		}
+	}
+	if hh > 23 || mm > 59 || ss > 59 {
+		return fail, false
+	}
+	switch {
+	case i == n:
+	case (s[i] == 'Z' || s[i] == 'z') && i+1 == n:
+		loc = time.UTC
+	case s[i] == '+' || s[i] == '-':
+		oh, ok := digits(s, i+1, 2)
+		if !ok {
+			return fail, false
+		}
+		om := 0
+		switch {
+		case i+3 == n:
+		case s[i+3] == ':' && i+6 == n:
+			if om, ok = digits(s, i+4, 2); !ok {
+				return fail, false
+			}
+		case i+5 == n:
+			if om, ok = digits(s, i+3, 2); !ok {
+				return fail, false
+			}
+		default:
+			return fail, false
+		}
+		if oh > 14 || om > 59 {
+			return fail, false
+		}
+		off := (oh*60 + om) * 60
+		if s[i] == '-' {
+			off = -off
+		}
+		loc = fixedZone(off)
+	default:
+		return fail, false
+	}
+	return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, hh, mm, ss, ns, loc)}, true
+}
+
+// digits reads n decimal digits at s[i:].
+func digits(s string, i, n int) (int, bool) {
+	if i+n > len(s) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range []byte(s[i : i+n]) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, true
+}
