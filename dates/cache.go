@@ -8,7 +8,6 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-
 // cacheKey is a string with the options that change how the fallback
 // reads it.
 type cacheKey struct {

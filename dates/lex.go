@@ -252,7 +252,7 @@ func (lx *lexer) mergePhrases() {
 		if t.kind == tWord {
 			for n := maxPhraseWords; n >= 2; n-- {
 				last := k + 2*(n-1)
-				if last >= len(ts) || !lx.spacedWords(ts[k : last+1]) {
+				if last >= len(ts) || !lx.spacedWords(ts[k:last+1]) {
 					continue
 				}
 				if w := words[string(lx.buf[t.i:ts[last].j])]; w != nil {

@@ -18,9 +18,9 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 		return crawlkeeper.ParsedDate{}, false
 	}
 	if n >= 10 && s[4] == '-' && s[7] == '-' {
-		y, ok1 := digits(s, 0, 4)
-		m, ok2 := digits(s, 5, 2)
-		d, ok3 := digits(s, 8, 2)
+		y, ok1 := d4(s, 0)
+		m, ok2 := d2(s, 5)
+		d, ok3 := d2(s, 8)
 		if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || y < 1 {
 			return crawlkeeper.ParsedDate{}, false
 		}
@@ -32,12 +32,12 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 		}
 		return machineTime(s, 11, true, y, m, d, loc)
 	}
-	y, ok := digits(s, 0, 4)
+	y, ok := d4(s, 0)
 	if !ok {
 		return crawlkeeper.ParsedDate{}, false
 	}
-	m, ok1 := digits(s, 4, 2)
-	d, ok2 := digits(s, 6, 2)
+	m, ok1 := d2(s, 4)
+	d, ok2 := d2(s, 6)
 	if n == 10 || n == 13 {
 		if v, ok := digits(s, 0, n); ok {
 			return crawlkeeper.ParsedDate{Time: crawlkeeper.EpochTime(int64(v)).In(loc)}, true
@@ -61,7 +61,7 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 	n := len(s)
 	fail := crawlkeeper.ParsedDate{}
-	hh, ok := digits(s, i, 2)
+	hh, ok := d2(s, i)
 	if !ok {
 		return fail, false
 	}
@@ -72,7 +72,7 @@ func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location
 		}
 		i++
 	}
-	mm, ok := digits(s, i, 2)
+	mm, ok := d2(s, i)
 	if !ok {
 		return fail, false
 	}
@@ -82,7 +82,7 @@ func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location
 		if extended {
 			i++
 		}
-		if ss, ok = digits(s, i, 2); !ok {
+		if ss, ok = d2(s, i); !ok {
 			return fail, false
 		}
 		i += 2
@@ -108,7 +108,7 @@ func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location
 	case (s[i] == 'Z' || s[i] == 'z') && i+1 == n:
 		loc = time.UTC
 	case s[i] == '+' || s[i] == '-':
-		oh, ok := digits(s, i+1, 2)
+		oh, ok := d2(s, i+1)
 		if !ok {
 			return fail, false
 		}
@@ -116,11 +116,11 @@ func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location
 		switch {
 		case i+3 == n:
 		case s[i+3] == ':' && i+6 == n:
-			if om, ok = digits(s, i+4, 2); !ok {
+			if om, ok = d2(s, i+4); !ok {
 				return fail, false
 			}
 		case i+5 == n:
-			if om, ok = digits(s, i+3, 2); !ok {
+			if om, ok = d2(s, i+3); !ok {
 				return fail, false
 			}
 		default:
@@ -138,6 +138,25 @@ func machineTime(s string, i int, extended bool, y, m, d int, loc *time.Location
 		return fail, false
 	}
 	return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, hh, mm, ss, ns, loc)}, true
+}
+
+// d2 reads two decimal digits at s[i:]. It is the hot path of RFC 3339
+// reading, so it avoids the loop of digits.
+func d2(s string, i int) (int, bool) {
+	if i+2 > len(s) {
+		return 0, false
+	}
+	a, b := s[i]-'0', s[i+1]-'0'
+	return int(a)*10 + int(b), a <= 9 && b <= 9
+}
+
+// d4 reads four decimal digits at s[i:].
+func d4(s string, i int) (int, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	a, b, c, d := s[i]-'0', s[i+1]-'0', s[i+2]-'0', s[i+3]-'0'
+	return int(a)*1000 + int(b)*100 + int(c)*10 + int(d), a <= 9 && b <= 9 && c <= 9 && d <= 9
 }
 
 // digits reads n decimal digits at s[i:].

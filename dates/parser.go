@@ -72,11 +72,11 @@ func (p *Parser) ParseDate(s string, o crawlkeeper.DateOptions) (crawlkeeper.Par
 	if d, ok := parseMachine(t, loc); ok {
 		return d, nil
 	}
-	return p.parseText(s, t, &o, loc)
+	return p.parseText(s, t, o, loc)
 }
 
 // parseText reads everything that is not a machine format.
-func (p *Parser) parseText(orig, s string, o *crawlkeeper.DateOptions, loc *time.Location) (crawlkeeper.ParsedDate, error) {
+func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.Location) (crawlkeeper.ParsedDate, error) {
 	if s == "" || len(s) > maxInput {
 		return crawlkeeper.ParsedDate{}, notADate(orig)
 	}
@@ -88,7 +88,7 @@ func (p *Parser) parseText(orig, s string, o *crawlkeeper.DateOptions, loc *time
 	if now.IsZero() {
 		now = time.Now()
 	}
-	op := opts{loc: loc, order: order, now: now.In(loc), rangeStart: o.RangeStart, in: o}
+	op := opts{loc: loc, order: order, now: now.In(loc), rangeStart: o.RangeStart, in: &o}
 	var lx lexer
 	if !lx.lex(s) {
 		return crawlkeeper.ParsedDate{}, notADate(orig)
