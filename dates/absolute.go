@@ -316,9 +316,13 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 			idx[cnt] = k + 2
 			cnt++
 		}
-		// "May 15 2024" is a name and two numbers, not a numeric date; a
-		// space only joins three numbers standing alone.
-		if s.c != ' ' || (cnt == 3 && !hasName) {
+		// "May 15 2024" and "May-15-2024" are a name and two numbers, not
+		// a numeric date; a space only joins three numbers standing alone.
+		group := !(hasName && cnt == 2 && s.c == '-')
+		if s.c == ' ' {
+			group = cnt == 3 && !hasName
+		}
+		if group {
 			if c := p.tok(i + 3); cnt == 2 && c != nil && c.kind == tSep && c.c == ':' {
 				// "15 10:30": the second number starts a time.
 			} else {
@@ -540,6 +544,9 @@ func (p *segParser) word1(i int) bool {
 	case w.kind == kFiller || w.kind2 == kFiller, w.kind == kRangeStart, w.kind == kRangeSep:
 		return true
 	case w.kind == kRelDay && p.skipRel:
+		return true
+	case w.is(kHourWord) && f.hasTime && p.prevNonSep(i) == p.timeEnd:
+		// "10:30 Uhr", "15.00 h".
 		return true
 	}
 	return false

@@ -215,10 +215,10 @@ func readRange(lx *lexer, op *opts, k int) (crawlkeeper.ParsedDate, bool) {
 	// "Dec 30 – Jan 2, 2025" starts in the year before the one written.
 	if tl.After(tr) {
 		switch {
-		case lBorrowed:
+		case lBorrowed && l.m > r.m:
 			l.y--
 			tl, ok1 = l.build(op.loc, op.now)
-		case rBorrowed:
+		case rBorrowed && l.m > r.m:
 			r.y++
 			tr, ok2 = r.build(op.loc, op.now)
 		}

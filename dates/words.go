@@ -121,7 +121,7 @@ var months = [12][]string{
 	{"july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lug", "julho",
 		"июль", "июля", "июл", "lipiec", "lipca", "lip", "temmuz", "tem",
 		"يوليو", "يوليه", "تموز", "ژوئیه", "जुलाई"},
-	{"august", "aug", "août", "agosto", "augustus",
+	{"august", "aug", "août", "agosto", "ago", "augustus",
 		"август", "августа", "авг", "sierpień", "sierpnia", "sie", "ağustos", "ağu",
 		"أغسطس", "اغسطس", "آب", "اوت", "अगस्त"},
 	{"september", "sep", "sept", "septembre", "septiembre", "setiembre", "set", "settembre", "setembro",
