@@ -11,15 +11,22 @@ import (
 // mostly machine formats, then English and other languages' named-month
 // and numeric dates, CJK dates, relative dates, ranges, a little text that
 // is not a date and a little of the long tail only the fallback reads.
-// Dates fall within a few months, so strings repeat as they do in crawls.
-// The same n and seed give the same corpus.
+// Strings repeat as they do in crawls, where the same items are fetched
+// again and again: the corpus draws from a pool of a quarter of n distinct
+// strings, the first ones more often than the rest. The same n and seed
+// give the same corpus.
 func MixedCorpus(n int, seed int64) []string {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6372617768))
 	base := time.Date(2024, 5, 15, 0, 0, 0, 0, time.UTC)
+	pool := make([]string, max(n/4, 1))
+	for i := range pool {
+		t := base.AddDate(0, 0, r.IntN(120)-60).Add(time.Duration(r.IntN(96)) * 15 * time.Minute)
+		pool[i] = corpusString(r, t)
+	}
 	out := make([]string, n)
 	for i := range out {
-		t := base.AddDate(0, 0, r.IntN(120)-60).Add(time.Duration(r.IntN(96)) * 15 * time.Minute)
-		out[i] = corpusString(r, t)
+		u := r.Float64()
+		out[i] = pool[int(u*u*float64(len(pool)))]
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func newFallback() *fallback {
 
 // viaFallback reads s with the library, through the cache.
 func (p *Parser) viaFallback(s string, lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
-	hints := languageHints(op.in)
+	hints := languageHints(op)
 	key := cacheKey{s: s, loc: op.loc.String(), hints: strings.Join(hints, ","), order: op.order, start: op.rangeStart}
 	if e, ok := p.cache.get(key); ok {
 		switch {

@@ -36,8 +36,8 @@ const maxTokens = 48
 // the fallback read. Longer text is not a date but a paragraph.
 const maxInput = 200
 
-// lexer holds the normalized text and its tokens. It lives on the caller's
-// stack; its arrays keep common inputs free of heap allocation.
+// lexer holds the normalized text and its tokens. Its arrays keep common
+// inputs free of heap allocation; lexers are recycled through a pool.
 type lexer struct {
 	buf      []byte
 	toks     []token
@@ -51,6 +51,7 @@ type lexer struct {
 // lex normalizes s and cuts it into tokens. It returns false when the text
 // is too long to be a date.
 func (lx *lexer) lex(s string) bool {
+	lx.hasDigit, lx.unknown, lx.relative = false, false, false
 	lx.buf = appendNorm(lx.bufArr[:0], s)
 	lx.toks = lx.tokArr[:0]
 	b := lx.buf

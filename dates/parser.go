@@ -3,6 +3,7 @@ package dates
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -51,8 +52,13 @@ type opts struct {
 	order      byte // 'D', 'M' or 'Y'
 	now        time.Time
 	rangeStart bool
-	in         *crawlkeeper.DateOptions
+	locale     string   // language hint for the fallback
+	langs      []string // language hints for the fallback
 }
+
+// lexers recycles lexers: their buffers are too large to allocate per
+// call, and they cannot live on the stack since they point into themselves.
+var lexers = sync.Pool{New: func() any { return new(lexer) }}
 
 // ParseDate implements crawlkeeper.DateParser. A date without a year
 // ("May 15", "5月15日") is read in the year of o.Now, in the zone it is
@@ -88,17 +94,18 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 	if now.IsZero() {
 		now = time.Now()
 	}
-	op := opts{loc: loc, order: order, now: now.In(loc), rangeStart: o.RangeStart, in: &o}
-	var lx lexer
+	op := opts{loc: loc, order: order, now: now.In(loc), rangeStart: o.RangeStart, locale: o.Locale, langs: o.Languages}
+	lx := lexers.Get().(*lexer)
+	defer lexers.Put(lx)
 	if !lx.lex(s) {
 		return crawlkeeper.ParsedDate{}, notADate(orig)
 	}
 	if lx.relative {
-		if d, ok := readRelative(&lx, &op); ok {
+		if d, ok := readRelative(lx, &op); ok {
 			return d, nil
 		}
 	}
-	if d, ok := readAbsolute(&lx, &op); ok {
+	if d, ok := readAbsolute(lx, &op); ok {
 		return d, nil
 	}
 	// The fallback library only sees text with a digit and a word the
@@ -106,7 +113,7 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 	// far as it can be, and text without a digit is too easily matched by
 	// the library's fuzzy word lists ("N/A" reads as a date in Estonian).
 	if p.fallback != nil && lx.unknown && lx.hasDigit {
-		if d, ok := p.viaFallback(s, &lx, &op); ok {
+		if d, ok := p.viaFallback(s, lx, &op); ok {
 			return d, nil
 		}
 	}
@@ -268,14 +275,14 @@ func mdyLocale(locale string) bool {
 
 // languageHints returns the language codes to pass to the fallback: the
 // explicit hints, else the language of the locale.
-func languageHints(o *crawlkeeper.DateOptions) []string {
-	if len(o.Languages) > 0 {
-		return o.Languages
+func languageHints(op *opts) []string {
+	if len(op.langs) > 0 {
+		return op.langs
 	}
-	if o.Locale == "" {
+	if op.locale == "" {
 		return nil
 	}
-	l := strings.ToLower(strings.ReplaceAll(o.Locale, "_", "-"))
+	l := strings.ToLower(strings.ReplaceAll(op.locale, "_", "-"))
 	if i := strings.IndexByte(l, '-'); i > 0 {
 		l = l[:i]
 	}
