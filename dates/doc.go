@@ -8,8 +8,8 @@
 // refuse rather than guess. The hand-written parts are:
 //
 //   - machine formats without allocation (machine.go): RFC 3339 and ISO 8601
-//     extended and basic forms with or without a zone, and Unix epoch seconds
-//     and milliseconds;
+//     extended and basic forms with or without a zone, ISO week dates, and
+//     Unix epoch seconds and milliseconds;
 //   - a general parser for everything else that tables can describe
 //     (normalize.go, lex.go, words.go, absolute.go): RFC 1123, RFC 850, ANSI
 //     C, Unix and Ruby dates; numeric dates with "-", "/", "." or spaces,

@@ -9,13 +9,16 @@ import (
 // parseMachine reads the forms machines write, without allocating: RFC 3339
 // and ISO 8601 extended dates and times with or without a zone
 // ("2024-05-15", "2024-05-15T10:30:00Z", "2024-05-15 10:30"), the ISO basic
-// form ("20240515", "20240515T103000Z") and Unix epoch seconds (10 digits)
-// and milliseconds (13 digits). Most dates crawlers deliver are one of
-// these, so they skip the general parser.
+// form ("20240515", "20240515T103000Z"), ISO week dates ("2024-W20-3") and
+// Unix epoch seconds (10 digits) and milliseconds (13 digits). Most dates
+// crawlers deliver are one of these, so they skip the general parser.
 func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 	n := len(s)
 	if n < 8 || s[0] < '0' || s[0] > '9' {
 		return crawlkeeper.ParsedDate{}, false
+	}
+	if n >= 10 && s[4] == '-' && (s[5] == 'W' || s[5] == 'w') {
+		return weekDate(s, loc)
 	}
 	if n >= 10 && s[4] == '-' && s[7] == '-' {
 		y, ok1 := d4(s, 0)
@@ -54,6 +57,32 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 		return crawlkeeper.ParsedDate{}, false
 	}
 	return machineTime(s, 9, false, y, m, d, loc)
+}
+
+// weekDate reads an ISO 8601 week date, "2024-W20-3", optionally with a
+// time ("2024-W20-3T10:30:00Z").
+func weekDate(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
+	fail := crawlkeeper.ParsedDate{}
+	y, ok1 := d4(s, 0)
+	w, ok2 := d2(s, 6)
+	if !ok1 || !ok2 || s[8] != '-' || s[9] < '1' || s[9] > '7' || w < 1 || w > 53 || y < 1 {
+		return fail, false
+	}
+	// Week 1 is the week with the year's first Thursday, so it holds 4 January.
+	jan4 := time.Date(y, 1, 4, 0, 0, 0, 0, time.UTC)
+	monday := 4 - (int(jan4.Weekday())+6)%7
+	t := time.Date(y, 1, monday+(w-1)*7+int(s[9]-'1'), 0, 0, 0, 0, time.UTC)
+	if iy, iw := t.ISOWeek(); iy != y || iw != w {
+		return fail, false // week 53 of a year that has 52
+	}
+	yy, m, d := t.Date()
+	if len(s) == 10 {
+		return crawlkeeper.ParsedDate{Time: time.Date(yy, m, d, 0, 0, 0, 0, loc), DateOnly: true}, true
+	}
+	if c := s[10]; c != 'T' && c != 't' && c != ' ' {
+		return fail, false
+	}
+	return machineTime(s, 11, true, yy, int(m), d, loc)
 }
 
 // machineTime reads the time of day from s[i:], in the extended form

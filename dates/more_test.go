@@ -225,3 +225,69 @@ func FuzzParseDate(f *testing.F) {
 		}
 	})
 }
+
+// TestLayoutsRoundTrip formats many instants with the layouts sites use and
+// reads them back: the same instant for layouts with a zone, the same wall
+// clock in the options' zone for layouts without one, the same day for
+// date-only layouts.
+func TestLayoutsRoundTrip(t *testing.T) {
+	type layout struct {
+		layout   string
+		order    string
+		hasZone  bool
+		hasTime  bool
+		noSecond bool
+	}
+	layouts := []layout{
+		{layout: time.RFC1123, hasZone: true, hasTime: true},
+		{layout: time.RFC1123Z, hasZone: true, hasTime: true},
+		{layout: time.RFC850, hasZone: true, hasTime: true},
+		{layout: time.RFC822Z, hasZone: true, hasTime: true, noSecond: true},
+		{layout: time.ANSIC, hasTime: true},
+		{layout: time.UnixDate, hasZone: true, hasTime: true},
+		{layout: time.RubyDate, hasZone: true, hasTime: true},
+		{layout: time.RFC3339, hasZone: true, hasTime: true},
+		{layout: "2006-01-02 15:04:05", hasTime: true},
+		{layout: "January 2, 2006"},
+		{layout: "Jan 2, 2006"},
+		{layout: "2 January 2006"},
+		{layout: "Monday, January 2, 2006 3:04 PM", hasTime: true, noSecond: true},
+		{layout: "Mon, 2 Jan 2006 15:04 -0700", hasZone: true, hasTime: true, noSecond: true},
+		{layout: "02.01.2006", order: "DMY"},
+		{layout: "02/01/2006", order: "DMY"},
+		{layout: "01/02/2006", order: "MDY"},
+		{layout: "01/02/06", order: "MDY"},
+		{layout: "02-01-06", order: "DMY"},
+		{layout: "2006/01/02 15:04", hasTime: true, noSecond: true},
+		{layout: "2006年1月2日 15時04分", hasTime: true, noSecond: true},
+		{layout: "2006년 1월 2일"},
+		{layout: "20060102"},
+	}
+	p := New()
+	tokyo := mustLoad(t, "Asia/Tokyo")
+	zones := []*time.Location{time.UTC, tokyo, mustLoad(t, "America/New_York"), time.FixedZone("", -(9*3600 + 1800))}
+	base := time.Date(1995, 3, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 1500; i++ {
+		u := base.Add(time.Duration(i) * 611953 * time.Second).Truncate(time.Second)
+		z := zones[i%len(zones)]
+		local := u.In(z)
+		for _, l := range layouts {
+			s := local.Format(l.layout)
+			d, err := p.ParseDate(s, crawlkeeper.DateOptions{Location: z, Order: l.order})
+			if err != nil {
+				t.Fatalf("%s (%s): %v", s, l.layout, err)
+			}
+			want := local
+			switch {
+			case !l.hasTime:
+				y, m, dd := local.Date()
+				want = time.Date(y, m, dd, 0, 0, 0, 0, z)
+			case l.noSecond:
+				want = local.Truncate(time.Minute)
+			}
+			if l.hasZone && !d.Time.Equal(want) || !l.hasZone && d.Time.Format(time.DateTime) != want.Format(time.DateTime) || d.DateOnly == l.hasTime {
+				t.Fatalf("%s (%s): got %s (date only %v), want %s", s, l.layout, d.Time.Format(time.RFC3339), d.DateOnly, want.Format(time.RFC3339))
+			}
+		}
+	}
+}
