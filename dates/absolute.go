@@ -300,17 +300,18 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 	}
 
 	// Numbers joined by one kind of separator: 15.05.2024, 2024/5/15, 5/17.
+	// A number followed by ':' starts a time and is not part of the date.
+	startsTime := func(k int) bool {
+		c := p.tok(k + 1)
+		return c != nil && c.kind == tSep && c.c == ':'
+	}
 	if s, n2 := p.tok(i+1), p.tok(i+2); s != nil && n2 != nil && s.kind == tSep && !s.multi && n2.kind == tNum &&
-		(s.c == '-' || s.c == '/' || s.c == '.' || s.c == ' ') {
+		(s.c == '-' || s.c == '/' || s.c == '.' || s.c == ' ') && !startsTime(i+2) {
 		idx := [4]int{i, i + 2}
 		cnt := 2
 		for k := i + 2; cnt < len(idx); k += 2 {
 			s2, n3 := p.tok(k+1), p.tok(k+2)
-			if s2 == nil || n3 == nil || s2.kind != tSep || s2.multi || s2.c != s.c || n3.kind != tNum {
-				break
-			}
-			// A number followed by ':' starts a time, not the date.
-			if c := p.tok(k + 3); c != nil && c.kind == tSep && c.c == ':' {
+			if s2 == nil || n3 == nil || s2.kind != tSep || s2.multi || s2.c != s.c || n3.kind != tNum || startsTime(k+2) {
 				break
 			}
 			idx[cnt] = k + 2
@@ -323,11 +324,7 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 			group = cnt == 3 && !hasName
 		}
 		if group {
-			if c := p.tok(i + 3); cnt == 2 && c != nil && c.kind == tSep && c.c == ':' {
-				// "15 10:30": the second number starts a time.
-			} else {
-				return p.numericDate(idx[:cnt])
-			}
+			return p.numericDate(idx[:cnt])
 		}
 	}
 
