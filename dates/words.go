@@ -1,0 +1,290 @@
+package dates
+
+import "strings"
+
+// kind is the role a word plays in a date.
+type kind uint8
+
+const (
+	kNone       kind = iota
+	kMonth           // a Gregorian month name; val is 1-12
+	kJalali          // a month of the Persian solar calendar; val is 1-12
+	kWeekday         // a weekday name; val is 0 (Sunday) to 6
+	kFiller          // a word that carries no date information ("de", "of", "г.")
+	kOrdinal         // a suffix that makes the number before it a day ("th", "er")
+	kAMPM            // a meridiem marker; val 0 is am, 1 is pm
+	kAMPMCtx         // a meridiem marker only right after a time, a filler elsewhere ("am" in German)
+	kZone            // a zone abbreviation; val indexes zoneTable
+	kRelDay          // a day relative to today; val is the offset in days
+	kNow             // the present instant
+	kUnit            // a unit of relative time; val is a unit constant
+	kAgo             // comes after an amount in the past ("ago", "前")
+	kLater           // comes after an amount in the future ("later", "後")
+	kPrePast         // comes before an amount in the past ("vor", "hace")
+	kPreFuture       // comes before an amount in the future ("in", "dans")
+	kLast            // "last Monday", "lundi dernier"
+	kNext            // "next Friday"
+	kCount           // a number written as a word; val is its value
+	kEra             // a Japanese era; val is the Gregorian year before its first year
+	kMarkY           // CJK year marker after a number (年, 년)
+	kMarkM           // CJK month marker (月, 월)
+	kMarkD           // CJK day marker (日, 일, 号)
+	kMarkH           // CJK hour marker (時, 点, 시)
+	kMarkMin         // CJK minute marker (分, 분)
+	kMarkS           // CJK second marker (秒, 초)
+	kHalf            // "half past" in CJK hour forms (半)
+	kHourWord        // a word that marks a number as an hour ("Uhr")
+	kRangeSep        // separates the two ends of a range ("to", "bis", "至")
+	kRangeStart      // introduces a range ("from", "vom"); ignored inside a date
+)
+
+// Units of relative time.
+const (
+	uSecond = iota + 1
+	uMinute
+	uHour
+	uDay
+	uWeek
+	uMonth
+	uYear
+)
+
+// word is what the parser knows about one normalized word or phrase. A word
+// may play two roles: "ago" is a month abbreviation in Spanish and the past
+// marker in English, 日 is a day marker and a unit ("3日前").
+type word struct {
+	kind  kind
+	val   int
+	kind2 kind
+	val2  int
+}
+
+func (w *word) is(k kind) bool { return w.kind == k || w.kind2 == k }
+
+func (w *word) valOf(k kind) int {
+	if w.kind == k {
+		return w.val
+	}
+	return w.val2
+}
+
+// words maps normalized words and phrases (see normalize) to their roles.
+// Multi-word phrases are stored with single spaces and looked up before
+// their parts, so "il y a" is one past marker rather than three fillers.
+var words = map[string]*word{}
+
+// maxPhraseWords is the longest phrase in words, in words.
+var maxPhraseWords = 1
+
+func add(k kind, val int, list ...string) {
+	for _, s := range list {
+		key := normalizeKey(s)
+		if n := strings.Count(key, " ") + 1; n > maxPhraseWords {
+			maxPhraseWords = n
+		}
+		w := words[key]
+		switch {
+		case w == nil:
+			words[key] = &word{kind: k, val: val}
+		case w.kind == k && w.val == val, w.kind2 == k && w.val2 == val:
+			// The same role listed twice, for instance an abbreviation
+			// shared by two languages.
+		case w.kind2 == kNone:
+			w.kind2, w.val2 = k, val
+		default:
+			panic("dates: word " + key + " has more than two roles")
+		}
+	}
+}
+
+// months lists month names per month, all languages together. Genitive and
+// abbreviated forms are included because sites print "15 мая" and "15 Mai".
+var months = [12][]string{
+	{"january", "jan", "januar", "jänner", "janvier", "janv", "enero", "ene", "gennaio", "gen", "janeiro", "januari",
+		"январь", "января", "янв", "styczeń", "stycznia", "sty", "ocak", "oca",
+		"يناير", "كانون الثاني", "ژانویه", "जनवरी"},
+	{"february", "feb", "februar", "feber", "février", "févr", "fév", "febrero", "febbraio", "fevereiro", "fev", "februari",
+		"февраль", "февраля", "фев", "февр", "luty", "lutego", "lut", "şubat", "şub",
+		"فبراير", "شباط", "فوریه", "फ़रवरी", "फरवरी"},
+	{"march", "mar", "märz", "maerz", "mrz", "mars", "marzo", "março", "maart", "mrt",
+		"март", "марта", "мар", "marzec", "marca", "mart",
+		"مارس", "آذار", "मार्च"},
+	{"april", "apr", "avril", "avr", "abril", "abr", "aprile",
+		"апрель", "апреля", "апр", "kwiecień", "kwietnia", "kwi", "nisan", "nis",
+		"أبريل", "ابريل", "إبريل", "نيسان", "آوریل", "अप्रैल"},
+	{"may", "mai", "mayo", "maggio", "mag", "maio", "mei",
+		"май", "мая", "maj", "maja", "mayıs",
+		"مايو", "أيار", "مه", "मई"},
+	{"june", "jun", "juni", "juin", "junio", "giugno", "giu", "junho",
+		"июнь", "июня", "июн", "czerwiec", "czerwca", "cze", "haziran", "haz",
+		"يونيو", "يونيه", "حزيران", "ژوئن", "जून"},
+	{"july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lug", "julho",
+		"июль", "июля", "июл", "lipiec", "lipca", "lip", "temmuz", "tem",
+		"يوليو", "يوليه", "تموز", "ژوئیه", "जुलाई"},
+	{"august", "aug", "août", "agosto", "ago", "augustus",
+		"август", "августа", "авг", "sierpień", "sierpnia", "sie", "ağustos", "ağu",
+		"أغسطس", "اغسطس", "آب", "اوت", "अगस्त"},
+	{"september", "sep", "sept", "septembre", "septiembre", "setiembre", "set", "settembre", "setembro",
+		"сентябрь", "сентября", "сен", "сент", "wrzesień", "września", "wrz", "eylül", "eyl",
+		"سبتمبر", "أيلول", "سپتامبر", "सितंबर", "सितम्बर"},
+	{"october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "ott", "outubro", "out",
+		"октябрь", "октября", "окт", "październik", "października", "paź", "ekim", "eki",
+		"أكتوبر", "اكتوبر", "تشرين الأول", "اکتبر", "अक्टूबर", "अक्तूबर"},
+	{"november", "nov", "novembre", "noviembre", "novembro",
+		"ноябрь", "ноября", "ноя", "listopad", "listopada", "lis", "kasım", "kas",
+		"نوفمبر", "تشرين الثاني", "نوامبر", "नवंबर", "नवम्बर"},
+	{"december", "dec", "dezember", "dez", "décembre", "déc", "diciembre", "dic", "dicembre", "dezembro",
+		"декабрь", "декабря", "дек", "grudzień", "grudnia", "gru", "aralık", "ara",
+		"ديسمبر", "كانون الأول", "دسامبر", "दिसंबर", "दिसम्बर"},
+}
+
+// jalaliMonths are the months of the Persian solar calendar, which Iranian
+// sites use for dates such as "۲۶ اردیبهشت ۱۴۰۳".
+var jalaliMonths = [12]string{"فروردین", "اردیبهشت", "خرداد", "تیر", "مرداد", "شهریور", "مهر", "آبان", "آذر", "دی", "بهمن", "اسفند"}
+
+// weekdays lists weekday names from Sunday. They are recognised only to be
+// skipped: the day of the month decides the date.
+var weekdays = [7][]string{
+	{"sunday", "sun", "sonntag", "so", "dimanche", "dim", "domingo", "dom", "domenica", "zondag", "zo",
+		"воскресенье", "вс", "niedziela", "niedz", "pazar",
+		"الأحد", "یکشنبه", "रविवार", "日曜日", "日曜", "星期日", "星期天", "周日", "週日", "礼拜天", "일요일"},
+	{"monday", "mon", "montag", "mo", "lundi", "lun", "lunes", "lunedì", "segunda", "segunda-feira", "maandag", "ma",
+		"понедельник", "пн", "poniedziałek", "pon", "pazartesi",
+		"الاثنين", "الإثنين", "دوشنبه", "सोमवार", "月曜日", "月曜", "星期一", "周一", "週一", "礼拜一", "월요일"},
+	{"tuesday", "tue", "tues", "dienstag", "di", "mardi", "martes", "martedì", "terça", "terça-feira", "dinsdag",
+		"вторник", "вт", "wtorek", "wt", "salı",
+		"الثلاثاء", "سه‌شنبه", "मंगलवार", "火曜日", "火曜", "火", "星期二", "周二", "週二", "礼拜二", "화요일", "화"},
+	{"wednesday", "wed", "mittwoch", "mi", "mercredi", "miércoles", "mié", "mercoledì", "quarta", "quarta-feira", "woensdag", "wo",
+		"среда", "ср", "środa", "śr", "çarşamba",
+		"الأربعاء", "چهارشنبه", "बुधवार", "水曜日", "水曜", "水", "星期三", "周三", "週三", "礼拜三", "수요일", "수"},
+	{"thursday", "thu", "thur", "thurs", "donnerstag", "jeudi", "jeu", "jueves", "jue", "giovedì", "quinta", "quinta-feira", "donderdag",
+		"четверг", "чт", "czwartek", "czw", "perşembe",
+		"الخميس", "پنجشنبه", "गुरुवार", "बृहस्पतिवार", "木曜日", "木曜", "木", "星期四", "周四", "週四", "礼拜四", "목요일", "목"},
+	{"friday", "fri", "freitag", "fr", "vendredi", "ven", "viernes", "vie", "venerdì", "sexta", "sexta-feira", "vrijdag", "vr",
+		"пятница", "пт", "piątek", "pt", "cuma",
+		"الجمعة", "جمعه", "शुक्रवार", "金曜日", "金曜", "金", "星期五", "周五", "週五", "礼拜五", "금요일", "금"},
+	{"saturday", "sat", "samstag", "sonnabend", "sa", "samedi", "sam", "sábado", "sáb", "sabato", "zaterdag", "za",
+		"суббота", "сб", "sobota", "sob", "cumartesi",
+		"السبت", "شنبه", "शनिवार", "土曜日", "土曜", "土", "星期六", "周六", "週六", "礼拜六", "토요일", "토"},
+}
+
+func init() {
+	for i, list := range months {
+		add(kMonth, i+1, list...)
+	}
+	for i, m := range jalaliMonths {
+		add(kJalali, i+1, m)
+	}
+	for i, list := range weekdays {
+		add(kWeekday, i, list...)
+	}
+
+	// Words that join the parts of a date but say nothing about it.
+	add(kFiller, 0, "the", "of", "on", "at", "in", "de", "del", "da", "le", "la", "el", "les", "los", "las", "à", "a", "um",
+		"den", "der", "dem", "om", "op", "em", "às", "as", "alle", "ore", "il", "lo", "t",
+		"г", "год", "года", "гг", "в", "во", "roku", "r", "o", "godz", "saat", "yılı",
+		"هـ", "ساعت", "को", "en", "y", "e", "and",
+		"posted", "published", "updated", // the label itself is noise; the date after it decides
+	)
+
+	add(kOrdinal, 0, "st", "nd", "rd", "th", "er", "ère", "re", "e", "ème", "eme", "o", "º", "ª", "го")
+
+	add(kAMPM, 0, "午前", "上午", "早上", "凌晨", "오전", "صباحا", "صباحاً", "ق.ظ")
+	add(kAMPM, 1, "pm", "午後", "下午", "晚上", "中午", "오후", "مساء", "مساءً", "ب.ظ")
+	add(kAMPMCtx, 0, "am", "ص")
+	add(kAMPMCtx, 1, "م")
+
+	// "now" words.
+	add(kNow, 0, "now", "just now", "right now", "jetzt", "gerade eben", "maintenant", "à l'instant", "ahora", "adesso", "agora",
+		"nu", "сейчас", "только что", "teraz", "şimdi", "الآن", "الان", "اکنون", "अभी", "今", "现在", "現在", "刚刚", "剛剛", "たった今", "지금", "방금")
+
+	add(kRelDay, 0, "today", "heute", "aujourd'hui", "hoy", "oggi", "hoje", "vandaag", "сегодня", "dzisiaj", "dziś", "bugün",
+		"اليوم", "امروز", "आज", "今日", "きょう", "本日", "今天", "오늘")
+	add(kRelDay, -1, "yesterday", "gestern", "hier", "ayer", "ieri", "ontem", "gisteren", "вчера", "wczoraj", "dün",
+		"أمس", "امس", "البارحة", "دیروز", "昨日", "きのう", "昨天", "어제")
+	add(kRelDay, 1, "tomorrow", "morgen", "demain", "mañana", "domani", "amanhã", "завтра", "jutro", "yarın",
+		"غدا", "غداً", "فردا", "明日", "あした", "あす", "明天", "내일")
+	add(kRelDay, -2, "day before yesterday", "the day before yesterday", "vorgestern", "avant-hier", "avant hier", "anteayer", "antes de ayer",
+		"l'altro ieri", "altro ieri", "altroieri", "anteontem", "eergisteren", "позавчера", "przedwczoraj", "evvelsi gün", "önceki gün",
+		"一昨日", "おととい", "前天", "그저께", "그제")
+	add(kRelDay, 2, "day after tomorrow", "the day after tomorrow", "übermorgen", "après-demain", "après demain", "pasado mañana",
+		"dopodomani", "depois de amanhã", "overmorgen", "послезавтра", "pojutrze", "öbür gün",
+		"明後日", "あさって", "后天", "後天", "모레")
+
+	add(kUnit, uSecond, "second", "seconds", "sec", "secs", "s", "sekunde", "sekunden", "seconde", "secondes", "segundo", "segundos",
+		"secondo", "secondi", "seconden", "секунда", "секунды", "секунд", "секунду", "сек", "sekunda", "sekundy", "sekund", "sekundę", "saniye",
+		"ثانية", "ثواني", "ثانیه", "सेकंड", "秒", "秒钟", "秒鐘", "초")
+	add(kUnit, uMinute, "minute", "minutes", "min", "mins", "m", "minuten", "minuto", "minutos", "minuti", "minuut",
+		"минута", "минуты", "минут", "минуту", "мин", "minuta", "minuty", "minut", "minutę", "dakika", "dk",
+		"دقيقة", "دقائق", "دقیقه", "मिनट", "分", "分钟", "分鐘", "분")
+	add(kUnit, uHour, "hour", "hours", "hr", "hrs", "stunde", "stunden", "std", "heure", "heures", "hora", "horas", "ora", "ore",
+		"uur", "uren", "час", "часа", "часов", "godzina", "godziny", "godzin", "godzinę", "saat", "h",
+		"ساعة", "ساعات", "ساعت", "घंटे", "घंटा", "時間", "小时", "小時", "钟头", "시간")
+	add(kUnit, uDay, "day", "days", "d", "tag", "tage", "tagen", "jour", "jours", "día", "días", "giorno", "giorni", "dia", "dias",
+		"dag", "dagen", "день", "дня", "дней", "дн", "dzień", "dni", "dnia", "gün",
+		"يوم", "أيام", "ايام", "روز", "दिन", "日", "天", "일")
+	add(kUnit, uWeek, "week", "weeks", "wk", "wks", "w", "woche", "wochen", "semaine", "semaines", "semana", "semanas",
+		"settimana", "settimane", "weken", "неделя", "недели", "недель", "неделю", "нед", "tydzień", "tygodnie", "tygodni", "tygodnia", "hafta",
+		"أسبوع", "اسبوع", "أسابيع", "هفته", "सप्ताह", "हफ्ते", "हफ़्ते", "週間", "週", "周", "星期", "礼拜", "주")
+	add(kUnit, uMonth, "month", "months", "mo", "mos", "monat", "monate", "monaten", "mois", "mes", "meses", "mese", "mesi",
+		"maand", "maanden", "месяц", "месяца", "месяцев", "мес", "miesiąc", "miesiące", "miesięcy", "miesiąca", "ay",
+		"شهر", "أشهر", "اشهر", "شهور", "ماه", "महीने", "महीना", "か月", "ヶ月", "カ月", "ヵ月", "ケ月", "个月", "個月", "개월", "달")
+	add(kUnit, uYear, "year", "years", "yr", "yrs", "y", "jahr", "jahre", "jahren", "an", "ans", "année", "années", "año", "años",
+		"anno", "anni", "ano", "anos", "jaar", "jaren", "год", "года", "лет", "rok", "lata", "lat", "yıl", "sene",
+		"سنة", "سنوات", "سال", "साल", "वर्ष", "年", "년")
+
+	add(kAgo, 0, "ago", "back", "fa", "atrás", "atras", "geleden", "назад", "temu", "önce", "evvel",
+		"قبل", "پیش", "पहले", "前", "以前", "之前", "전")
+	add(kLater, 0, "later", "from now", "hence", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
+		"बाद", "後", "后", "以后", "以後", "之后", "후", "뒤")
+	add(kPrePast, 0, "vor", "il y a", "hace", "há", "ha", "منذ", "قبل")
+	add(kPreFuture, 0, "in", "dans", "en", "dentro de", "tra", "fra", "em", "daqui a", "over", "через", "спустя", "za", "بعد")
+	add(kLast, 0, "last", "past", "previous", "letzten", "letzter", "letztes", "letzte", "vergangenen", "dernier", "dernière", "pasado", "pasada",
+		"scorso", "scorsa", "passado", "passada", "vorige", "afgelopen", "прошлый", "прошлую", "прошлой", "прошлом", "ostatni", "ostatnia", "zeszły", "geçen")
+	add(kNext, 0, "next", "coming", "nächsten", "nächster", "nächstes", "nächste", "kommenden", "prochain", "prochaine", "próximo", "próxima",
+		"prossimo", "prossima", "volgende", "komende", "следующий", "следующую", "следующей", "następny", "następna", "przyszły", "gelecek")
+
+	add(kCount, 1, "a", "an", "one", "ein", "eine", "einer", "einem", "einen", "un", "une", "uno", "una", "um", "uma", "een",
+		"один", "одна", "одну", "jeden", "jedna", "jedną", "bir", "一", "한", "元")
+	add(kCount, 2, "two", "zwei", "deux", "dos", "due", "dois", "duas", "twee", "два", "две", "dwa", "dwie", "iki", "两", "兩", "二", "두")
+	add(kCount, 3, "three", "drei", "trois", "tres", "tre", "três", "drie", "три", "trzy", "üç", "三", "세")
+	add(kCount, 4, "four", "vier", "quatre", "cuatro", "quattro", "quatro", "четыре", "cztery", "dört", "四", "네")
+	add(kCount, 5, "five", "fünf", "cinq", "cinco", "cinque", "vijf", "пять", "pięć", "beş", "五", "다섯")
+	add(kCount, 6, "six", "sechs", "seis", "sei", "zes", "шесть", "sześć", "altı", "六")
+	add(kCount, 7, "seven", "sieben", "sept", "siete", "sette", "sete", "zeven", "семь", "siedem", "yedi", "七")
+	add(kCount, 10, "ten", "zehn", "dix", "diez", "dieci", "dez", "tien", "десять", "dziesięć", "on", "十")
+
+	// Japanese eras: the Gregorian year before the era's first year.
+	add(kEra, 2018, "令和")
+	add(kEra, 1988, "平成")
+	add(kEra, 1925, "昭和")
+	add(kEra, 1911, "大正")
+	add(kEra, 1867, "明治")
+
+	add(kMarkY, 0, "年", "년")
+	add(kMarkM, 0, "月", "월")
+	add(kMarkD, 0, "日", "일", "号", "號")
+	add(kMarkH, 0, "時", "时", "点", "點", "시")
+	add(kMarkMin, 0, "分", "분")
+	add(kMarkS, 0, "秒", "초")
+	add(kHalf, 0, "半")
+	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे")
+
+	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
+		"至", "到", "から", "부터", "إلى", "الى", "تا", "से")
+	add(kRangeStart, 0, "from", "between", "von", "vom", "du", "desde", "dal", "dalla", "van", "с", "со", "od", "entre",
+		"まで", "까지", "من")
+
+	for i, z := range zoneTable {
+		add(kZone, i, strings.ToLower(z.name))
+	}
+}
+
+// looksRelative reports whether w can only make sense in a relative date.
+func (w *word) looksRelative() bool {
+	switch w.kind {
+	case kRelDay, kNow, kUnit, kAgo, kLater, kPrePast, kPreFuture, kLast, kNext:
+		return true
+	}
+	return w.kind2 == kAgo || w.kind2 == kUnit || w.kind2 == kPreFuture
+}
