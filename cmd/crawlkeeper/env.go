@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/crawlkeeper/crawlkeeper/dates"
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -42,7 +43,7 @@ func (e *env) ingester() *crawlkeeper.Ingester {
 }
 
 // newDateParser returns the date parser used by ingest and processing.
-func newDateParser() crawlkeeper.DateParser { return crawlkeeper.MachineDates{} }
+func newDateParser() crawlkeeper.DateParser { return dates.New() }
 
 // extendServer adds the routes of the optional capabilities to srv.
 func (e *env) extendServer(srv *httpapi.Server) {}
