@@ -65,23 +65,21 @@ type DueCursor struct {
 	ID int64
 }
 
-// DueRecord is what selection needs to decide and move a record.
+// DueRecord is what selection needs to move a record: its id and the
+// state it was selected in. Selection reads nothing else, so a store can
+// answer from a covering index without touching the records.
 type DueRecord struct {
-	ID            int64      `json:"id"`
-	Key           string     `json:"key"`
-	Source        string     `json:"source"`
-	Title         string     `json:"title"`
-	Version       int64      `json:"version"`
-	CrawledAt     time.Time  `json:"crawled_at"`
-	LastUpdatedAt time.Time  `json:"last_updated_at"`
-	EventAt       *time.Time `json:"event_at"`
+	ID            int64     `json:"id"`
+	Version       int64     `json:"version"`
+	LastUpdatedAt time.Time `json:"last_updated_at"`
+	// At is the rule column's value (crawled_at, last_updated_at or
+	// event_at). It is only guaranteed on the last record of a page, for
+	// the cursor; stores may leave it zero elsewhere.
+	At time.Time `json:"at"`
 }
 
-// Record returns the fields of d as a Record, for rule evaluation.
-func (d *DueRecord) Record() *Record {
-	return &Record{ID: d.ID, Key: d.Key, Source: d.Source, Title: d.Title, Version: d.Version,
-		CrawledAt: d.CrawledAt, LastUpdatedAt: d.LastUpdatedAt, EventAt: d.EventAt}
-}
+// Cursor returns the position after d, to continue a selection.
+func (d *DueRecord) Cursor() *DueCursor { return &DueCursor{At: d.At, ID: d.ID} }
 
 // Move is one record to archive, with the state it was selected in.
 type Move struct {

@@ -169,7 +169,9 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 	}
 	for _, g := range groups {
 		for _, rule := range g.rules(now) {
-			q := DueQuery{Rule: rule.rule, Cutoff: rule.cutoff, Sources: g.sources, Exclude: g.exclude, Limit: batch}
+			// Selection pages are larger than move batches: a page is one
+			// cheap index range, a batch one transaction.
+			q := DueQuery{Rule: rule.rule, Cutoff: rule.cutoff, Sources: g.sources, Exclude: g.exclude, Limit: max(batch, 10000)}
 			for {
 				page, err := a.Store.SelectDue(ctx, q)
 				if err != nil {
@@ -177,17 +179,17 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 				}
 				for i := range page {
 					d := &page[i]
+					// Rules are walked event, stale, age: a record due by
+					// several is counted under the first, the most
+					// specific reason.
 					if seen[d.ID] {
 						continue
 					}
 					seen[d.ID] = true
 					rep.Scanned++
-					reason, due := g.policy.Due(d.Record(), now)
-					if !due {
-						continue // boundary or clock skew between query and rules
-					}
+					reason := rule.reason()
 					if opts.DryRun && len(rep.Samples) < samples {
-						rep.Samples = append(rep.Samples, ArchiveSample{ID: d.ID, Key: d.Key, Source: d.Source, Title: d.Title, Reason: reason})
+						rep.Samples = append(rep.Samples, ArchiveSample{ID: d.ID, Reason: reason})
 					}
 					moves = append(moves, Move{ID: d.ID, Version: d.Version, LastUpdatedAt: d.LastUpdatedAt, Reason: reason})
 					if len(moves) >= batch {
@@ -199,12 +201,14 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 				if len(page) < q.Limit {
 					break
 				}
-				last := page[len(page)-1]
-				q.After = &DueCursor{ID: last.ID, At: rule.column(&last)}
+				q.After = page[len(page)-1].Cursor()
 			}
 		}
 	}
 	if err := flush(); err != nil {
+		return rep, err
+	}
+	if err := a.describeSamples(ctx, rep.Samples); err != nil {
 		return rep, err
 	}
 	if !opts.Force {
@@ -248,16 +252,40 @@ type ruleQuery struct {
 	cutoff time.Time
 }
 
-func (r ruleQuery) column(d *DueRecord) time.Time {
+func (r ruleQuery) reason() ArchiveReason {
 	switch r.rule {
 	case DueByStale:
-		return d.LastUpdatedAt
+		return ReasonStale
 	case DueByEvent:
-		if d.EventAt != nil {
-			return *d.EventAt
+		return ReasonEvent
+	}
+	return ReasonAge
+}
+
+// describeSamples fills in the key, source and title of dry-run samples,
+// which selection does not read.
+func (a *Archiver) describeSamples(ctx context.Context, samples []ArchiveSample) error {
+	if len(samples) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(samples))
+	for i, s := range samples {
+		ids[i] = s.ID
+	}
+	recs, err := a.Store.GetMany(ctx, ids)
+	if err != nil {
+		return err
+	}
+	byID := make(map[int64]*Record, len(recs))
+	for _, r := range recs {
+		byID[r.ID] = r
+	}
+	for i := range samples {
+		if r := byID[samples[i].ID]; r != nil {
+			samples[i].Key, samples[i].Source, samples[i].Title = r.Key, r.Source, r.Title
 		}
 	}
-	return d.CrawledAt
+	return nil
 }
 
 // policyGroup is a set of sources sharing one policy: each source with an
@@ -432,8 +460,7 @@ func (a *Archiver) SelectOlderThan(ctx context.Context, source string, age time.
 		if len(page) < q.Limit {
 			return ids, nil
 		}
-		last := page[len(page)-1]
-		q.After = &DueCursor{At: last.CrawledAt, ID: last.ID}
+		q.After = page[len(page)-1].Cursor()
 	}
 }
 

@@ -7,6 +7,7 @@ package backends
 import (
 	"context"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -46,6 +47,40 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 		return sqlite.Open(ctx, path)
 	}
 	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown store scheme %q in %q: use one of %s", u.Scheme, redact(u), strings.Join(examples(), ", "))
+}
+
+// OpenScratch opens an empty, uniquely named store of the same kind as
+// rawURL, for the benchmark; close removes it. For SQLite it is a file in a
+// temporary folder under dataDir.
+func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper.Store, func(), error) {
+	scheme := ""
+	if rawURL != "" {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %q is not a URL", rawURL)
+		}
+		scheme = u.Scheme
+	}
+	switch scheme {
+	case "", "sqlite", "sqlite3":
+		if dataDir == "" {
+			dataDir = os.TempDir()
+		}
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, nil, err
+		}
+		dir, err := os.MkdirTemp(dataDir, "bench-"+name+"-")
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := sqlite.Open(ctx, filepath.Join(dir, SQLiteFile))
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, nil, err
+		}
+		return st, func() { st.Close(); os.RemoveAll(dir) }, nil
+	}
+	return nil, nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no scratch stores for scheme %q", scheme)
 }
 
 // SQLitePath returns the file path of a sqlite URL: sqlite:///abs/path,

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -36,6 +37,33 @@ type Store struct {
 	// w is the single writer connection; r is a pool of readers.
 	w *sql.DB
 	r *sql.DB
+
+	// stmts caches prepared statements of hot read queries on r.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+}
+
+// readStmt returns a prepared statement for query on the reader pool,
+// preparing it once. Hot paths use it: preparing costs about as much as
+// reading a thousand index entries.
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil || len(s.stmts) > 256 {
+		for _, old := range s.stmts {
+			old.Close()
+		}
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
@@ -79,6 +107,8 @@ func dsn(path string, writer bool) string {
 	q.Add("_pragma", "foreign_keys(OFF)")
 	q.Add("_pragma", "cache_size(-65536)")
 	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "mmap_size(1073741824)")
+	q.Add("_pragma", "wal_autocheckpoint(16384)")
 	if writer {
 		q.Set("_txlock", "immediate")
 	}
@@ -97,6 +127,12 @@ func (s *Store) ReadDB() *sql.DB { return s.r }
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
 	var first error
 	for _, db := range []*sql.DB{s.r, s.w} {
 		if db == nil {

@@ -136,8 +136,15 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	return res, nil
 }
 
+// lightCols reads active records without the columns an ingest does not
+// need (item, key_parts, derived): re-crawls are the common case, and
+// decoding payloads nobody uses would dominate them. Items are fetched
+// separately for the records whose content changes (loadItems).
+var lightCols = strings.NewReplacer("key_parts,", "'[]',", " item,", " x'',", " derived", " NULL").Replace(recordCols)
+
 // loadByKeys returns the stored state of every distinct key in items,
-// active first, then archive.
+// active first (without payloads), then archive (in full: a revived record
+// is rewritten whole).
 func loadByKeys(ctx context.Context, tx *sql.Tx, items []*crawlkeeper.Prepared) (map[string]*crawlkeeper.Record, error) {
 	state := make(map[string]*crawlkeeper.Record, len(items))
 	seen := make(map[string]bool, len(items))
@@ -155,7 +162,7 @@ func loadByKeys(ctx context.Context, tx *sql.Tx, items []*crawlkeeper.Prepared) 
 				pending = append(pending, k)
 			}
 		}
-		table, cols := "active", recordCols
+		table, cols := "active", lightCols
 		if archived {
 			table, cols = "archive", archiveCols
 		}
@@ -186,7 +193,44 @@ func loadByKeys(ctx context.Context, tx *sql.Tx, items []*crawlkeeper.Prepared) 
 			}
 		}
 	}
-	return state, nil
+	return state, loadItems(ctx, tx, items, state)
+}
+
+// loadItems fetches the stored items of active records whose content a
+// batch item changes: the previous version goes to history.
+func loadItems(ctx context.Context, tx *sql.Tx, items []*crawlkeeper.Prepared, state map[string]*crawlkeeper.Record) error {
+	byID := map[int64]*crawlkeeper.Record{}
+	for _, it := range items {
+		if r := state[it.Key]; r != nil && !r.Archived() && r.ContentHash != it.ContentHash {
+			byID[r.ID] = r
+		}
+	}
+	ids := make([]any, 0, len(byID))
+	for id := range byID {
+		ids = append(ids, id)
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), keyChunk)
+		rows, err := tx.QueryContext(ctx, `SELECT id, item FROM active WHERE id IN (?`+strings.Repeat(",?", n-1)+`)`, ids[:n]...)
+		if err != nil {
+			return fmt.Errorf("ingest: load items: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var item []byte
+			if err := rows.Scan(&id, &item); err != nil {
+				rows.Close()
+				return fmt.Errorf("ingest: load items: %w", err)
+			}
+			byID[id].Item = item
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("ingest: load items: %w", err)
+		}
+		ids = ids[n:]
+	}
+	return nil
 }
 
 // writer holds the prepared statements of one write transaction.

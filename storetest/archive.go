@@ -44,21 +44,24 @@ func testArchive(t *testing.T, open Opener) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, d := range page {
+				for i, d := range page {
 					out = append(out, d.ID)
+					r := e.MustGet(d.ID)
+					want := r.CrawledAt
+					switch q.Rule {
+					case crawlkeeper.DueByStale:
+						want = r.LastUpdatedAt
+					case crawlkeeper.DueByEvent:
+						want = *r.EventAt
+					}
+					if (i == len(page)-1 && !d.At.Equal(want)) || d.Version != r.Version || !d.LastUpdatedAt.Equal(r.LastUpdatedAt) {
+						t.Fatalf("due record %+v does not match the stored record %+v", d, r)
+					}
 				}
 				if len(page) < q.Limit || len(page) == 0 {
 					return out
 				}
-				last := page[len(page)-1]
-				at := last.CrawledAt
-				switch q.Rule {
-				case crawlkeeper.DueByStale:
-					at = last.LastUpdatedAt
-				case crawlkeeper.DueByEvent:
-					at = *last.EventAt
-				}
-				q.After = &crawlkeeper.DueCursor{At: at, ID: last.ID}
+				q.After = page[len(page)-1].Cursor()
 			}
 		}
 		got := sel(crawlkeeper.DueQuery{Rule: crawlkeeper.DueByAge, Cutoff: T0.Add(4 * day), Limit: 2})

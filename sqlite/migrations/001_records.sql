@@ -31,10 +31,13 @@ CREATE TABLE active (
 	derived           BLOB
 );
 
+-- The rule indexes carry the columns an archive selection needs (the
+-- rowid, which is id, comes with every index entry), so selecting due
+-- records reads only the index and never the rows it points to.
 CREATE UNIQUE INDEX active_key ON active (key);
-CREATE INDEX active_crawled_at ON active (crawled_at);
-CREATE INDEX active_last_updated_at ON active (last_updated_at);
-CREATE INDEX active_event_at ON active (event_at);
+CREATE INDEX active_crawled_at ON active (crawled_at, id, source, version, last_updated_at);
+CREATE INDEX active_last_updated_at ON active (last_updated_at, id, source, version);
+CREATE INDEX active_event_at ON active (event_at, id, source, version, last_updated_at);
 CREATE INDEX active_source_last_updated_at ON active (source, last_updated_at);
 
 -- The archive stores item payloads compressed with zstd; item_bytes keeps
