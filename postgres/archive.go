@@ -219,20 +219,39 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 	if len(updates) == 0 {
 		return 0, nil
 	}
-	updates = sqlstore.Dedupe(updates, func(u crawlkeeper.EventUpdate) int64 { return u.ID })
-	n := len(updates)
+	last := sqlstore.Dedupe(updates, func(u crawlkeeper.EventUpdate) sqlstore.IDVersion {
+		return sqlstore.IDVersion{ID: u.ID, Version: u.Version}
+	})
+	n := len(last)
 	id, version, event, dateErrors := make([]int64, n), make([]int64, n), make([]*int64, n), make([]*string, n)
-	for i, u := range updates {
+	for i, u := range last {
 		id[i], version[i] = u.ID, u.Version
 		event[i], dateErrors[i] = sqlstore.Micros(u.EventAt), sqlstore.DateErrorsText(u.DateErrors)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE active a SET event_at = u.event_at, date_errors = u.date_errors
+	rows, err := s.pool.Query(ctx, `UPDATE active a SET event_at = u.event_at, date_errors = u.date_errors
 		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS u(id, version, event_at, date_errors)
-		WHERE a.id = u.id AND a.version = u.version`, id, version, event, dateErrors)
+		WHERE a.id = u.id AND a.version = u.version
+		RETURNING a.id, a.version`, id, version, event, dateErrors)
 	if err != nil {
 		return 0, s.wrap("update events", err)
 	}
-	return int(tag.RowsAffected()), nil
+	applied, err := pgx.CollectRows(rows, pgx.RowToStructByPos[sqlstore.IDVersion])
+	if err != nil {
+		return 0, s.wrap("update events", err)
+	}
+	// Count every update that applied, as the embedded store does when it
+	// runs them one by one.
+	ok := make(map[sqlstore.IDVersion]bool, len(applied))
+	for _, iv := range applied {
+		ok[iv] = true
+	}
+	written := 0
+	for _, u := range updates {
+		if ok[sqlstore.IDVersion{ID: u.ID, Version: u.Version}] {
+			written++
+		}
+	}
+	return written, nil
 }
 
 // ArchivedBefore implements crawlkeeper.ArchiveStore.

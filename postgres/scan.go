@@ -59,7 +59,12 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	if len(ws) == 0 {
 		return skipped, nil
 	}
-	last := sqlstore.Dedupe(ws, func(p crawlkeeper.ProcessedWrite) int64 { return p.ID })
+	// Writes to one record with different versions cannot both apply, so
+	// keeping the last of each (id, version) gives the same rows as
+	// applying them one by one, without a source row matching twice.
+	last := sqlstore.Dedupe(ws, func(p crawlkeeper.ProcessedWrite) sqlstore.IDVersion {
+		return sqlstore.IDVersion{ID: p.ID, Version: p.Version}
+	})
 	n := len(last)
 	var (
 		id, version, at = make([]int64, n), make([]int64, n), make([]int64, n)
@@ -83,21 +88,21 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	if err != nil {
 		return nil, s.wrap("write processed", err)
 	}
-	applied := map[int64]int64{}
+	applied := map[sqlstore.IDVersion]bool{}
 	for rows.Next() {
-		var id, v int64
-		if err := rows.Scan(&id, &v); err != nil {
+		var iv sqlstore.IDVersion
+		if err := rows.Scan(&iv.ID, &iv.Version); err != nil {
 			rows.Close()
 			return nil, s.wrap("write processed", err)
 		}
-		applied[id] = v
+		applied[iv] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("write processed", err)
 	}
 	for _, p := range ws {
-		if v, ok := applied[p.ID]; !ok || v != p.Version {
+		if !applied[sqlstore.IDVersion{ID: p.ID, Version: p.Version}] {
 			skipped = append(skipped, p.ID)
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Store) AddDeadLetter(ctx context.Context, d crawlkeeper.DeadLetter) err
 	_, err := s.pool.Exec(ctx, `INSERT INTO dead_letters (id, version, processor, error, failures, at) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (id) DO UPDATE SET version = excluded.version, processor = excluded.processor, error = excluded.error,
 			failures = excluded.failures, at = excluded.at`,
-		d.ID, d.Version, enc(d.Processor), enc(d.Error), d.Failures, d.At.UnixMicro())
+		d.ID, d.Version, enc(d.Processor), []byte(d.Error), d.Failures, d.At.UnixMicro())
 	return s.wrap(fmt.Sprintf("add dead letter %d", d.ID), err)
 }
 
@@ -116,10 +116,11 @@ func (s *Store) DeadLetters(ctx context.Context, limit int) ([]crawlkeeper.DeadL
 	for rows.Next() {
 		var d crawlkeeper.DeadLetter
 		var at int64
-		if err := rows.Scan(&d.ID, &d.Version, &d.Processor, &d.Error, &d.Failures, &at); err != nil {
+		var msg []byte
+		if err := rows.Scan(&d.ID, &d.Version, &d.Processor, &msg, &d.Failures, &at); err != nil {
 			return nil, s.wrap("dead letters", err)
 		}
-		d.Processor, d.Error = dec(d.Processor), dec(d.Error)
+		d.Processor, d.Error = dec(d.Processor), string(msg)
 		d.At = crawlkeeper.MicrosTime(at)
 		out = append(out, d)
 	}

@@ -106,25 +106,30 @@ func MedianSeconds(us []int64) float64 {
 	return float64(us[n/2-1]+us[n/2]) / 2 / 1e6
 }
 
-// Dedupe keeps the last of several values with the same id, in the order
-// of their last appearance: a later write to a record wins, as it does
-// when writes are applied one by one.
-func Dedupe[T any](xs []T, id func(T) int64) []T {
-	last := make(map[int64]int, len(xs))
+// Dedupe keeps the last of several values with the same key, in the order
+// of their last appearance. Stores use it to turn a list of writes applied
+// one by one into one multi-row statement: of several writes to the same
+// row with the same condition, the last one decides the row.
+func Dedupe[T any, K comparable](xs []T, key func(T) K) []T {
+	last := make(map[K]int, len(xs))
 	for i, x := range xs {
-		last[id(x)] = i
+		last[key(x)] = i
 	}
 	if len(last) == len(xs) {
 		return xs
 	}
 	out := make([]T, 0, len(last))
 	for i, x := range xs {
-		if last[id(x)] == i {
+		if last[key(x)] == i {
 			out = append(out, x)
 		}
 	}
 	return out
 }
+
+// IDVersion names a record version, the condition of a version-checked
+// write.
+type IDVersion struct{ ID, Version int64 }
 
 // ViolationMessage formats the message of a Check violation the way the
 // embedded store does, so reports read the same on every backend.

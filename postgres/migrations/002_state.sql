@@ -24,7 +24,7 @@ CREATE TABLE dead_letters (
 	id        bigint  PRIMARY KEY,
 	version   bigint  NOT NULL,
 	processor text    NOT NULL,
-	error     text    NOT NULL,
+	error     bytea   NOT NULL, -- messages of external programs need not be UTF-8
 	failures  integer NOT NULL,
 	at        bigint  NOT NULL
 );
