@@ -270,20 +270,22 @@ const (
 	escEsc  = textEsc + textEsc
 )
 
-// enc returns s as stored in a text column.
+// enc returns s as stored in a text column. It works on bytes, so it
+// round-trips any string, valid UTF-8 or not.
 func enc(s string) string {
 	if strings.IndexByte(s, 0) < 0 && !strings.Contains(s, textEsc) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case 0:
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == 0:
 			b.WriteString(escNUL)
-		case '\uffff':
+		case strings.HasPrefix(s[i:], textEsc):
 			b.WriteString(escEsc)
+			i += len(textEsc) - 1
 		default:
-			b.WriteRune(r)
+			b.WriteByte(s[i])
 		}
 	}
 	return b.String()
@@ -295,18 +297,18 @@ func dec(s string) string {
 		return s
 	}
 	var b strings.Builder
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		if rs[i] == '\uffff' && i+1 < len(rs) {
-			i++
-			if rs[i] == '0' {
-				b.WriteByte(0)
-			} else {
-				b.WriteRune(rs[i])
-			}
+	for i := 0; i < len(s); i++ {
+		if strings.HasPrefix(s[i:], escNUL) {
+			b.WriteByte(0)
+			i += len(escNUL) - 1
 			continue
 		}
-		b.WriteRune(rs[i])
+		if strings.HasPrefix(s[i:], escEsc) {
+			b.WriteString(textEsc)
+			i += len(escEsc) - 1
+			continue
+		}
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }

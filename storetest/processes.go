@@ -21,7 +21,7 @@ func RunTwoProcesses(t *testing.T, a, b crawlkeeper.Store) {
 	ctx := context.Background()
 	const (
 		keys    = 40
-		batches = 25
+		batches = 40
 		perItem = 8
 	)
 	stores := []crawlkeeper.Store{a, b}
