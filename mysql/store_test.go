@@ -118,6 +118,16 @@ func TestConcurrentOpen(t *testing.T) {
 	if err := s.DB().QueryRow(`SELECT value FROM meta WHERE name = 'next_id'`).Scan(&next); err != nil || next != 1 {
 		t.Fatalf("next_id = %d (%v), want 1", next, err)
 	}
+	// Reads after the key locks must see the latest commits: sessions run
+	// in READ COMMITTED, set through the variable each server knows.
+	v := "@@transaction_isolation"
+	if s.MariaDB() {
+		v = "@@tx_isolation"
+	}
+	var iso string
+	if err := s.DB().QueryRow(`SELECT ` + v).Scan(&iso); err != nil || iso != "READ-COMMITTED" {
+		t.Fatalf("%s = %q (%v), want READ-COMMITTED", v, iso, err)
+	}
 }
 
 // TestExactText stores values that case-insensitive or padding
