@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -93,17 +92,6 @@ func LowerASCII(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// MedianSeconds returns the median of microsecond durations in seconds,
-// computed as the embedded store does.
-func MedianSeconds(us []int64) float64 {
-	sort.Slice(us, func(i, j int) bool { return us[i] < us[j] })
-	n := len(us)
-	if n%2 == 1 {
-		return float64(us[n/2]) / 1e6
-	}
-	return float64(us[n/2-1]+us[n/2]) / 2 / 1e6
 }
 
 // Dedupe keeps the last of several values with the same key, in the order

@@ -5,6 +5,9 @@
 package sqlstore
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
@@ -169,6 +172,12 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 			w.TouchArchive = append(w.TouchArchive, last)
 		}
 	}
+	// Rows are written in id order, the order in which version-checked
+	// writers (processing results) lock them, so the two rarely deadlock.
+	for _, rs := range [][]*crawlkeeper.Record{w.InsertActive, w.UpdateActive, w.TouchActive, w.UpdateArchive, w.TouchArchive} {
+		slices.SortFunc(rs, func(a, b *crawlkeeper.Record) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	slices.Sort(w.DeleteArchive)
 	w.History, w.TrimHistory = trimHistory(b, hist, cur)
 	return w, res
 }

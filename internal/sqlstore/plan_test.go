@@ -46,7 +46,7 @@ func TestPlanCoalescesPerRecord(t *testing.T) {
 	}
 	// a: one insert in its final state; c: revived, so deleted from the
 	// archive and inserted; b: touched.
-	if len(w.InsertActive) != 2 || w.InsertActive[0].ID != 20 || w.InsertActive[0].Version != 2 || w.InsertActive[1].ID != 9 || w.InsertActive[1].Archived() {
+	if len(w.InsertActive) != 2 || w.InsertActive[1].ID != 20 || w.InsertActive[1].Version != 2 || w.InsertActive[0].ID != 9 || w.InsertActive[0].Archived() {
 		t.Fatalf("inserts %+v", w.InsertActive)
 	}
 	if fmt.Sprint(w.DeleteArchive) != "[9]" || len(w.TouchActive) != 1 || w.TouchActive[0].ID != 7 || len(w.UpdateActive) != 0 {
@@ -92,14 +92,5 @@ func TestDedupeKeepsLast(t *testing.T) {
 	got := Dedupe([]IDVersion{{1, 1}, {2, 1}, {1, 2}}, func(x IDVersion) int64 { return x.ID })
 	if fmt.Sprint(got) != "[{2 1} {1 2}]" {
 		t.Fatalf("Dedupe = %v", got)
-	}
-}
-
-func TestMedianSeconds(t *testing.T) {
-	if m := MedianSeconds([]int64{3e6, 1e6, 10e6}); m != 3 {
-		t.Fatalf("odd median %v", m)
-	}
-	if m := MedianSeconds([]int64{1e6, 2e6}); m != 1.5 {
-		t.Fatalf("even median %v", m)
 	}
 }
