@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/mysql"
+	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/sqlite"
 )
 
@@ -23,7 +25,7 @@ const DefaultDataDir = "./crawlkeeper-data"
 const SQLiteFile = "crawlkeeper.db"
 
 // StoreSchemes lists the accepted store URL schemes, for messages.
-var StoreSchemes = []string{"sqlite"}
+var StoreSchemes = []string{"sqlite", "postgres", "postgresql", "mysql", "mariadb"}
 
 // OpenStore opens the store named by rawURL. An empty URL means the
 // embedded SQLite store in dataDir (DefaultDataDir when empty).
@@ -36,7 +38,7 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %q is not a URL: use one of %s", rawURL, strings.Join(examples(), ", "))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %q is not a URL: use one of %s", redactRaw(rawURL), strings.Join(examples(), ", "))
 	}
 	switch u.Scheme {
 	case "sqlite", "sqlite3":
@@ -45,6 +47,10 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 			path = filepath.Join(dataDir, SQLiteFile)
 		}
 		return sqlite.Open(ctx, path)
+	case "postgres", "postgresql":
+		return postgres.Open(ctx, rawURL)
+	case "mysql", "mariadb":
+		return mysql.Open(ctx, rawURL)
 	}
 	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown store scheme %q in %q: use one of %s", u.Scheme, redact(u), strings.Join(examples(), ", "))
 }
@@ -96,10 +102,29 @@ func SQLitePath(u *url.URL) string {
 }
 
 func examples() []string {
-	return []string{"sqlite:///path/to/crawlkeeper.db"}
+	return []string{"sqlite:///path/to/crawlkeeper.db", "postgres://user:password@host:5432/database", "mysql://user:password@host:3306/database"}
 }
 
 // redact hides a URL's password for messages and logs.
 func redact(u *url.URL) string {
 	return u.Redacted()
+}
+
+// redactRaw hides what may be a password in a string that did not parse
+// as a URL: everything between "://" and the last "@" of the authority.
+func redactRaw(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return raw
+	}
+	rest := raw[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return raw[:i+3] + "xxxxx" + rest[at:]
 }

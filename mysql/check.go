@@ -1,0 +1,123 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+)
+
+// Stats implements crawlkeeper.Store.
+func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
+	st := &crawlkeeper.Stats{Sources: map[string]*crawlkeeper.SourceStats{}}
+	src := func(name string) *crawlkeeper.SourceStats {
+		ss := st.Sources[name]
+		if ss == nil {
+			ss = &crawlkeeper.SourceStats{}
+			st.Sources[name] = ss
+		}
+		return ss
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT source, count(*), count(date_errors) FROM active GROUP BY source`)
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	for rows.Next() {
+		var name string
+		var n, de int64
+		if err := rows.Scan(&name, &n, &de); err != nil {
+			rows.Close()
+			return nil, s.wrap("stats", err)
+		}
+		ss := src(name)
+		ss.Active = n
+		ss.DateErrors += de
+		ss.ActiveDateErrors = de
+		st.Active += n
+		st.DateErrors += de
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT source, archive_reason, count(*), count(date_errors), coalesce(sum(item_bytes), 0), coalesce(sum(length(item)), 0)
+		FROM archive GROUP BY source, archive_reason`)
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	for rows.Next() {
+		var name, reason string
+		var n, de, raw, stored int64
+		if err := rows.Scan(&name, &reason, &n, &de, &raw, &stored); err != nil {
+			rows.Close()
+			return nil, s.wrap("stats", err)
+		}
+		ss := src(name)
+		ss.Archived += n
+		ss.DateErrors += de
+		if ss.ArchivedByReason == nil {
+			ss.ArchivedByReason = map[crawlkeeper.ArchiveReason]int64{}
+		}
+		ss.ArchivedByReason[crawlkeeper.ArchiveReason(reason)] += n
+		st.Archived += n
+		st.DateErrors += de
+		st.ArchiveRawBytes += raw
+		st.ArchiveStoredBytes += stored
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM history`).Scan(&st.History); err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	return st, nil
+}
+
+// probes are the invariants Check verifies, as in the embedded store; each
+// returns (id, key, a, b) per violation for sqlstore.ViolationMessage.
+var probes = []sqlstore.Probe{
+	{Kind: "key_in_both", Query: "SELECT a.id, a.`key`, r.id, 0 FROM active a JOIN archive r ON r.`key` = a.`key`"},
+	{Kind: "duplicate_id", Query: "SELECT a.id, a.`key`, 0, 0 FROM active a JOIN archive r ON r.id = a.id"},
+	{Kind: "crawled_after_updated", Query: "SELECT id, `key`, crawled_at, last_updated_at FROM active WHERE crawled_at > last_updated_at " +
+		"UNION ALL SELECT id, `key`, crawled_at, last_updated_at FROM archive WHERE crawled_at > last_updated_at"},
+	// Kept versions must be a contiguous run that ends just before the
+	// record's current version (older ones may have been trimmed).
+	{Kind: "history_gap", Query: `SELECT record_id, '', v, hi - lo + 1 - n FROM (
+			SELECT h.record_id, coalesce(a.version, r.version) AS v, max(h.version) AS hi, min(h.version) AS lo, count(*) AS n FROM history h
+			LEFT JOIN active a ON a.id = h.record_id LEFT JOIN archive r ON r.id = h.record_id
+			GROUP BY h.record_id, a.version, r.version) g
+		WHERE v IS NOT NULL AND (n != hi - lo + 1 OR hi != v - 1)`},
+	{Kind: "history_orphan", Query: `SELECT DISTINCT h.record_id, '', 0, 0 FROM history h
+		WHERE NOT EXISTS (SELECT 1 FROM active a WHERE a.id = h.record_id) AND NOT EXISTS (SELECT 1 FROM archive r WHERE r.id = h.record_id)`},
+	{Kind: "version_invalid", Query: "SELECT id, `key`, version, 0 FROM active WHERE version < 1 UNION ALL SELECT id, `key`, version, 0 FROM archive WHERE version < 1"},
+	{Kind: "id_counter", Query: `SELECT m, '', n, 0 FROM (SELECT greatest(coalesce((SELECT max(id) FROM active), 0), coalesce((SELECT max(id) FROM archive), 0)) AS m,
+		(SELECT value FROM meta WHERE name = 'next_id') AS n) c WHERE m >= n`},
+}
+
+// Check implements crawlkeeper.Store.
+func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
+	rep := &crawlkeeper.CheckReport{Violations: []crawlkeeper.Violation{}}
+	for _, p := range probes {
+		rows, err := s.db.QueryContext(ctx, p.Query+fmt.Sprintf(" LIMIT %d", sqlstore.MaxViolations))
+		if err != nil {
+			return nil, s.wrap("check "+p.Kind, err)
+		}
+		for rows.Next() {
+			var id, a, b int64
+			var key string
+			if err := rows.Scan(&id, &key, &a, &b); err != nil {
+				rows.Close()
+				return nil, s.wrap("check "+p.Kind, err)
+			}
+			rep.Violations = append(rep.Violations, crawlkeeper.Violation{Kind: p.Kind, ID: id, Key: key, Message: sqlstore.ViolationMessage(p.Kind, id, key, a, b)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap("check "+p.Kind, err)
+		}
+	}
+	rep.OK = len(rep.Violations) == 0
+	return rep, nil
+}

@@ -1,0 +1,383 @@
+// Package mysql is crawlkeeper's MySQL and MariaDB store, through
+// github.com/go-sql-driver/mysql. One SQL dialect serves MySQL 8 and
+// MariaDB 10.11: it keeps the embedded store's tables, columns and indexes
+// (times as Unix microseconds, archived payloads compressed with zstd) on
+// InnoDB, and it is safe for several processes sharing one database.
+//
+// # Keys across active and archive
+//
+// A dedup key must be in at most one of the active and archive tables,
+// also while several processes ingest, archive and restore at once. The
+// table record_keys holds one row per stored key and serves as the lock
+// of that key. Every transaction that inserts a record or moves one
+// between the tables first runs
+//
+//	INSERT INTO record_keys (`key`) VALUES (...), ... ON DUPLICATE KEY UPDATE `key` = `key`
+//
+// with its keys sorted, which inserts the missing keys and takes an
+// exclusive lock on the existing ones (the update changes nothing). A
+// process ingesting a key that another is inserting waits on the primary
+// key until the other commits, then locks the committed row. Only after
+// the lock does the transaction read the records of its keys; sessions run
+// in READ COMMITTED, so each read sees every commit before it (InnoDB's
+// default REPEATABLE READ would keep reading the transaction's first
+// snapshot), and no other process can change those records before the
+// commit. The unique indexes on active.key and archive.key stay as a
+// second line of defence.
+//
+// Writes that do not move records (processing results, event re-reads)
+// lock the rows they change and check the record's version. Ids are taken
+// from the counter row meta.next_id with UPDATE ... LAST_INSERT_ID(...) in
+// an autocommit statement of its own, so concurrent ingests do not queue
+// on the counter for the length of their transactions, and an id is never
+// handed out twice. Transactions that lose a deadlock are retried a few
+// times, then fail with ECONFLICT.
+//
+// # Round trips
+//
+// An ingest batch costs a constant number of statements whatever its size
+// (statements are split only to stay under max_allowed_packet):
+// parameters are interpolated on the client (one round trip per statement
+// instead of prepare, execute and close), and rows are written with
+// multi-row INSERTs and UPDATE ... JOIN over a derived table of UNION ALL
+// rows.
+//
+// # MySQL and MariaDB
+//
+// The dialect avoids what only one of them has: no RETURNING (MariaDB
+// only), no VALUES() in ON DUPLICATE KEY UPDATE (deprecated in MySQL 8)
+// and no row alias there (MySQL only), no sequences (MariaDB only), no
+// table value constructors (ROW(...) in MySQL, bare VALUES in MariaDB), no
+// PERCENTILE_CONT (MariaDB only; the median uses window functions, which
+// both have), no IF NOT EXISTS on CREATE INDEX (MariaDB only; indexes are
+// declared with their tables). The one setting that differs by name is the
+// session's isolation level: transaction_isolation on MySQL, tx_isolation
+// on MariaDB 10.11; Open asks the server which it is.
+package mysql
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	driver "github.com/go-sql-driver/mysql"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the MySQL/MariaDB implementation of crawlkeeper.Store.
+type Store struct {
+	db *sql.DB
+	// where names the server in messages, without the password.
+	where string
+	// maxStatement bounds the bytes of one statement, below the server's
+	// max_allowed_packet.
+	maxStatement int
+	// mariaDB is set when the server is MariaDB.
+	mariaDB bool
+}
+
+var _ crawlkeeper.Store = (*Store)(nil)
+
+// Config returns the driver configuration for a mysql:// or mariadb://
+// URL: mysql://user:password@host:port/database?param=value. The port
+// defaults to 3306; socket=/path connects through a Unix socket instead;
+// other parameters are the driver's (tls, timeout, ...) or session
+// variables.
+func Config(rawURL string) (*driver.Config, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "mysql" && u.Scheme != "mariadb") {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mysql://user:password@host:3306/database", redact(rawURL))
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if db == "" || strings.Contains(db, "/") {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s names no database: use mysql://user:password@host:3306/database", redact(rawURL))
+	}
+	q := u.Query()
+	socket := q.Get("socket")
+	q.Del("socket")
+	cfg, err := driver.ParseDSN("/?" + q.Encode())
+	if err != nil {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", redact(rawURL), err)
+	}
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.Net, cfg.Addr = "tcp", u.Host
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1"
+	}
+	if u.Port() == "" && socket == "" {
+		cfg.Addr += ":3306"
+	}
+	if socket != "" {
+		cfg.Net, cfg.Addr = "unix", socket
+	}
+	cfg.DBName = db
+	// One round trip per statement, with no server-side prepared
+	// statements to leak.
+	cfg.InterpolateParams = true
+	// Conditional UPDATEs report the rows they matched, also when the
+	// values written equal those stored (renewing a lease at the same
+	// expiry, writing the same processing result twice).
+	cfg.ClientFoundRows = true
+	// Read the server's max_allowed_packet instead of assuming one.
+	cfg.MaxAllowedPacket = 0
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	// A known mode: strict, and without ANSI_QUOTES or
+	// NO_BACKSLASH_ESCAPES, which would change how statements parse.
+	cfg.Params["sql_mode"] = "'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"
+	return cfg, nil
+}
+
+// Open connects to the database named by a mysql:// or mariadb:// URL
+// (see Config) and applies pending migrations.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	cfg, err := Config(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	where := redact(rawURL)
+	s := &Store{where: where}
+	// A first connection tells MySQL from MariaDB, whose isolation-level
+	// variables have different names, before the pool is configured.
+	var version string
+	var packet int
+	err = withDB(cfg, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT VERSION(), @@max_allowed_packet`).Scan(&version, &packet)
+	})
+	if err != nil {
+		return nil, s.unreachable(err)
+	}
+	s.mariaDB = strings.Contains(strings.ToLower(version), "mariadb")
+	iso := "transaction_isolation"
+	if s.mariaDB {
+		iso = "tx_isolation"
+	}
+	cfg.Params[iso] = "'READ-COMMITTED'"
+	// Leave room for the statement text around the values and for the
+	// escaping of binary values.
+	s.maxStatement = max(packet-64<<10, 1<<20)
+	conn, err := driver.NewConnector(cfg)
+	if err != nil {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, err)
+	}
+	s.db = sql.OpenDB(conn)
+	// An ingest takes ids on a second connection while its transaction
+	// holds one, so the pool must not be capped at the number of
+	// concurrent transactions; keeping idle connections spares the
+	// handshake and session setup on every batch.
+	s.db.SetMaxIdleConns(16)
+	s.db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := s.migrate(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func withDB(cfg *driver.Config, f func(*sql.DB) error) error {
+	conn, err := driver.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	return f(db)
+}
+
+func (s *Store) unreachable(err error) error {
+	var me *driver.MySQLError
+	if errors.As(err, &me) {
+		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
+			Message: fmt.Sprintf("cannot use the database at %s: %s", s.where, me.Message), Err: err}
+	}
+	return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
+		Message: fmt.Sprintf("cannot reach MySQL/MariaDB at %s: check that the server runs and the URL is right", s.where), Err: err}
+}
+
+// redact hides the password of a URL for messages and logs.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// DB returns the connection pool, for the benchmark's raw baselines and
+// for packages that keep their own tables in the same database.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// MariaDB reports whether the server is MariaDB rather than MySQL.
+func (s *Store) MariaDB() bool { return s.mariaDB }
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrate applies the embedded migrations that the database has not seen,
+// in file-name order, under a named lock (GET_LOCK) scoped to the
+// database, so processes that start together apply them once. MySQL
+// commits DDL statement by statement; every statement of a migration can
+// run again, so a migration cut short by a crash completes on the next
+// start.
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return s.unreachable(err)
+	}
+	defer conn.Close()
+	var dbName string
+	if err := conn.QueryRowContext(ctx, `SELECT DATABASE()`).Scan(&dbName); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sum := sha256.Sum256([]byte(dbName))
+	lock := "crawlkeeper.migrate." + hex.EncodeToString(sum[:12])
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, `SELECT GET_LOCK(?, 120)`, lock).Scan(&got); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		return crawlkeeper.Errorf(crawlkeeper.EUNAVAILABLE, "migrate %s: another process held the migration lock for two minutes; retry", s.where)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK(?)`, lock)
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := path.Base(name)
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		var n int
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		for _, stmt := range statements(string(body)) {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migrate %s: %w", base, err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro()); err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// statements splits a migration file into statements: each ends with a
+// semicolon at the end of a line; lines starting with -- are comments.
+func statements(body string) []string {
+	var out []string
+	var b strings.Builder
+	for _, line := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--") {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+		if strings.HasSuffix(t, ";") {
+			out = append(out, strings.TrimSuffix(strings.TrimSpace(b.String()), ";"))
+			b.Reset()
+		}
+	}
+	if strings.TrimSpace(b.String()) != "" {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// maxAttempts bounds how often a transaction that lost a deadlock is run
+// again.
+const maxAttempts = 5
+
+// MySQL error numbers the store handles.
+const (
+	errDupEntry     = 1062
+	errLockWait     = 1205
+	errDeadlock     = 1213
+	errPacketTooBig = 1153
+)
+
+// inTx runs fn in a transaction and commits it, running it again when
+// InnoDB rolled it back to break a deadlock. The session's isolation level
+// is READ COMMITTED (see Open).
+func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		err = s.tx(ctx, fn)
+		if err == nil || !isErr(err, errDeadlock) || ctx.Err() != nil {
+			break
+		}
+	}
+	return s.wrap(what, err)
+}
+
+func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func isErr(err error, number uint16) bool {
+	var me *driver.MySQLError
+	return errors.As(err, &me) && me.Number == number
+}
+
+// wrap maps err to the application's error codes.
+func (s *Store) wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *crawlkeeper.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case isErr(err, errDeadlock), isErr(err, errLockWait):
+		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change won; retry", Err: err}
+	case isErr(err, errDupEntry):
+		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change stored the same key; retry", Err: err}
+	case isErr(err, errPacketTooBig), errors.Is(err, driver.ErrPktTooLarge):
+		return &crawlkeeper.Error{Code: crawlkeeper.ETOOLARGE, Message: what + ": a record exceeds the server's max_allowed_packet; raise it or lower limits.max_item_bytes", Err: err}
+	case errors.Is(err, driver.ErrInvalidConn):
+		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: the connection to %s broke; retry later", what, s.where), Err: err}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

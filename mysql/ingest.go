@@ -1,0 +1,262 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
+)
+
+// Ingest implements crawlkeeper.Store: the whole batch is one transaction.
+// The keys are locked, their records read with a few IN (...) queries, the
+// domain's Merge decides each item (internal/sqlstore.Plan), and each kind
+// of write is one multi-row statement.
+func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
+	if len(b.Items) == 0 {
+		return &crawlkeeper.IngestResult{Outcomes: []crawlkeeper.Outcome{}, IDs: []int64{}}, nil
+	}
+	var res *crawlkeeper.IngestResult
+	err := s.inTx(ctx, "ingest", func(tx *sql.Tx) error {
+		var err error
+		res, err = s.ingest(ctx, tx, b)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
+	keys := sqlstore.DistinctKeys(b.Items)
+	if err := s.lockKeys(ctx, tx, keys); err != nil {
+		return nil, err
+	}
+	state, err := loadByKeys(ctx, tx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if n := sqlstore.NewKeys(b.Items, state); n > 0 {
+		first, err := s.takeIDs(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		ids = make([]int64, n)
+		for i := range ids {
+			ids[i] = first + int64(i)
+		}
+	}
+	w, res := sqlstore.Plan(b, state, ids)
+	if len(w.DeleteArchive) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM archive WHERE id IN (`+list(len(w.DeleteArchive))+`)`, int64s(w.DeleteArchive)...); err != nil {
+			return nil, fmt.Errorf("revive: %w", err)
+		}
+	}
+	if err := s.insertActive(ctx, tx, w.InsertActive); err != nil {
+		return nil, err
+	}
+	if err := s.update(ctx, tx, "active", w.UpdateActive, false); err != nil {
+		return nil, err
+	}
+	if err := s.touch(ctx, tx, "active", w.TouchActive); err != nil {
+		return nil, err
+	}
+	if err := s.update(ctx, tx, "archive", w.UpdateArchive, true); err != nil {
+		return nil, err
+	}
+	if err := s.touch(ctx, tx, "archive", w.TouchArchive); err != nil {
+		return nil, err
+	}
+	if err := s.writeHistory(ctx, tx, w.History, w.TrimHistory); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// lockKeys inserts the missing keys into record_keys and locks the rows of
+// all of them, in key order (see the package documentation).
+func (s *Store) lockKeys(ctx context.Context, tx *sql.Tx, keys []string) error {
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	for _, c := range chunks(sorted, s.maxStatement, func(k string) int { return 2*len(k) + 4 }) {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO record_keys (`key`) VALUES "+tuples(len(c), 1)+" ON DUPLICATE KEY UPDATE `key` = `key`", strs(c)...); err != nil {
+			return fmt.Errorf("lock keys: %w", err)
+		}
+	}
+	return nil
+}
+
+// loadByKeys returns the stored state of every key, active first, then
+// archive for the keys not found there.
+func loadByKeys(ctx context.Context, tx *sql.Tx, keys []string) (map[string]*crawlkeeper.Record, error) {
+	state := make(map[string]*crawlkeeper.Record, len(keys))
+	for _, archived := range []bool{false, true} {
+		var pending []string
+		for _, k := range keys {
+			if state[k] == nil {
+				pending = append(pending, k)
+			}
+		}
+		table, cols := "active", recordCols
+		if archived {
+			table, cols = "archive", archiveCols
+		}
+		for len(pending) > 0 {
+			n := min(len(pending), maxRows)
+			recs, err := queryRecords(ctx, tx, archived, `SELECT `+cols+` FROM `+table+" WHERE `key` IN ("+list(n)+`)`, strs(pending[:n])...)
+			if err != nil {
+				return nil, fmt.Errorf("look up keys: %w", err)
+			}
+			for _, r := range recs {
+				state[r.Key] = r
+			}
+			pending = pending[n:]
+		}
+	}
+	return state, nil
+}
+
+// takeIDs reserves n ids and returns the first. It runs outside the
+// caller's transaction, on a connection of its own, so the counter row is
+// locked only for this statement; LAST_INSERT_ID(expr) returns the new
+// counter value without a second query.
+func (s *Store) takeIDs(ctx context.Context, n int) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE meta SET value = LAST_INSERT_ID(value + ?) WHERE name = 'next_id'`, n)
+	if err != nil {
+		return 0, fmt.Errorf("take ids: %w", err)
+	}
+	next, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("take ids: %w", err)
+	}
+	return next - int64(n), nil
+}
+
+// recordArgs returns the values of recordCols for r, with item as given.
+func recordArgs(r *crawlkeeper.Record, item []byte) []any {
+	if item == nil {
+		item = []byte{}
+	}
+	return []any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
+		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt),
+		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived)}
+}
+
+// rowBytes estimates a record's share of a statement: binary values may
+// double when escaped.
+func rowBytes(r *crawlkeeper.Record) int {
+	return 2*(len(r.Item)+len(r.Derived)) + len(r.Title) + len(r.URL) + 4*len(r.KeyParts) + 512
+}
+
+func (s *Store) insertActive(ctx context.Context, tx *sql.Tx, recs []*crawlkeeper.Record) error {
+	for _, c := range chunks(recs, s.maxStatement, rowBytes) {
+		args := make([]any, 0, len(c)*recordWidth)
+		for _, r := range c {
+			args = append(args, recordArgs(r, r.Item)...)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO active (`+recordCols+`) VALUES `+tuples(len(c), recordWidth), args...); err != nil {
+			return fmt.Errorf("insert active: %w", err)
+		}
+	}
+	return nil
+}
+
+// insertArchive writes recs to the archive with their payloads
+// compressed, archived at the time and for the reasons given.
+func (s *Store) insertArchive(ctx context.Context, tx *sql.Tx, recs []*crawlkeeper.Record, at time.Time, reasons []crawlkeeper.ArchiveReason) error {
+	off := 0
+	for _, c := range chunks(recs, s.maxStatement, rowBytes) {
+		args := make([]any, 0, len(c)*(recordWidth+3))
+		for i, r := range c {
+			args = append(args, recordArgs(r, zstd.Compress(nil, r.Item))...)
+			args = append(args, at.UnixMicro(), string(reasons[off+i]), len(r.Item))
+		}
+		off += len(c)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO archive (`+archiveCols+`, item_bytes) VALUES `+tuples(len(c), recordWidth+3), args...); err != nil {
+			return fmt.Errorf("insert archive: %w", err)
+		}
+	}
+	return nil
+}
+
+// update writes the columns an ingest changes when the content changed.
+func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record, archive bool) error {
+	cols := []string{"id", "key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors"}
+	set := `t.key_parts = u.key_parts, t.title = u.title, t.url = u.url, t.item = u.item, t.content_hash = u.content_hash,
+		t.last_updated_at = u.last_updated_at, t.last_changed_at = u.last_changed_at, t.version = u.version, t.event_at = u.event_at, t.date_errors = u.date_errors`
+	if archive {
+		cols = append(cols, "item_bytes")
+		set += `, t.item_bytes = u.item_bytes`
+	}
+	for _, c := range chunks(recs, s.maxStatement, rowBytes) {
+		args := make([]any, 0, len(c)*len(cols))
+		for _, r := range c {
+			item := []byte(r.Item)
+			if archive {
+				item = zstd.Compress(nil, r.Item)
+			}
+			args = append(args, r.ID, sqlstore.KeyPartsText(r.KeyParts), r.Title, r.URL, item, r.ContentHash,
+				r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version, sqlstore.Micros(r.EventAt),
+				sqlstore.DateErrorsText(r.DateErrors))
+			if archive {
+				args = append(args, len(r.Item))
+			}
+		}
+		q := `UPDATE ` + table + ` t JOIN ` + derived(cols, len(c)) + ` u ON t.id = u.id SET ` + set
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("update %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// touch writes an unchanged delivery: last_updated_at, event_at and
+// date_errors.
+func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record) error {
+	cols := []string{"id", "last_updated_at", "event_at", "date_errors"}
+	size := func(r *crawlkeeper.Record) int { return 64 + 4*len(r.DateErrors)*32 }
+	for _, c := range chunks(recs, s.maxStatement, size) {
+		args := make([]any, 0, len(c)*len(cols))
+		for _, r := range c {
+			args = append(args, r.ID, r.LastUpdatedAt.UnixMicro(), sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors))
+		}
+		q := `UPDATE ` + table + ` t JOIN ` + derived(cols, len(c)) + ` u ON t.id = u.id
+			SET t.last_updated_at = u.last_updated_at, t.event_at = u.event_at, t.date_errors = u.date_errors`
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("touch %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+// writeHistory keeps previous versions, replacing rows with the same
+// (record_id, version), and trims versions beyond the limit.
+func (s *Store) writeHistory(ctx context.Context, tx *sql.Tx, hist []*crawlkeeper.HistoryEntry, trims []sqlstore.Trim) error {
+	for _, c := range chunks(hist, s.maxStatement, func(h *crawlkeeper.HistoryEntry) int { return 2*len(h.Item) + 128 }) {
+		args := make([]any, 0, len(c)*6)
+		for _, h := range c {
+			args = append(args, h.RecordID, h.Version, []byte(h.Item), h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro())
+		}
+		if _, err := tx.ExecContext(ctx, `REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES `+tuples(len(c), 6), args...); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	for _, c := range chunks(trims, s.maxStatement, func(sqlstore.Trim) int { return 64 }) {
+		args := make([]any, 0, 2*len(c))
+		for _, t := range c {
+			args = append(args, t.RecordID, t.UpTo)
+		}
+		q := `DELETE h FROM history h JOIN ` + derived([]string{"record_id", "up_to"}, len(c)) + ` t ON h.record_id = t.record_id WHERE h.version <= t.up_to`
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("trim history: %w", err)
+		}
+	}
+	return nil
+}

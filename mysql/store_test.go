@@ -1,0 +1,194 @@
+package mysql_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/mysql"
+	"github.com/crawlkeeper/crawlkeeper/storetest"
+	driver "github.com/go-sql-driver/mysql"
+)
+
+const envVar = "CRAWLKEEPER_TEST_MYSQL"
+
+// MustDatabaseURL creates an empty database for one test, drops it when
+// the test ends, and returns the server URL naming it.
+func MustDatabaseURL(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(envVar)
+	if base == "" {
+		tb.Skipf("set %s to a MySQL or MariaDB URL (e.g. mysql://root@127.0.0.1:3306/test) to run the MySQL tests", envVar)
+	}
+	cfg, err := mysql.Config(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conn, err := driver.NewConnector(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	var b [6]byte
+	rand.Read(b[:])
+	name := "ck_test_" + hex.EncodeToString(b[:])
+	if _, err := db.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		db.Close()
+		tb.Fatalf("create database with %s: %v", envVar, err)
+	}
+	tb.Cleanup(func() {
+		defer db.Close()
+		if _, err := db.Exec("DROP DATABASE " + name); err != nil {
+			tb.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// MustOpen opens a store on rawURL and closes it when the test ends.
+func MustOpen(tb testing.TB, rawURL string) *mysql.Store {
+	tb.Helper()
+	s, err := mysql.Open(context.Background(), rawURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// MustOpenStore opens an empty store in a database of its own.
+func MustOpenStore(tb testing.TB) *mysql.Store {
+	tb.Helper()
+	return MustOpen(tb, MustDatabaseURL(tb))
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return MustOpenStore(tb) })
+}
+
+// TestTwoProcesses ingests overlapping keys through two stores with their
+// own connection pools, as two processes sharing the database would, and
+// archives and restores meanwhile: no key may be stored twice.
+func TestTwoProcesses(t *testing.T) {
+	u := MustDatabaseURL(t)
+	storetest.RunTwoProcesses(t, MustOpen(t, u), MustOpen(t, u))
+}
+
+// TestConcurrentOpen starts several stores on an empty database at once:
+// the migrations must apply exactly once.
+func TestConcurrentOpen(t *testing.T) {
+	u := MustDatabaseURL(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := mysql.Open(context.Background(), u)
+			if err != nil {
+				errs <- err
+				return
+			}
+			s.Close()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := MustOpen(t, u)
+	var n, next int
+	if err := s.DB().QueryRow(`SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("schema_migrations has %d rows (%v), want 2", n, err)
+	}
+	if err := s.DB().QueryRow(`SELECT value FROM meta WHERE name = 'next_id'`).Scan(&next); err != nil || next != 1 {
+		t.Fatalf("next_id = %d (%v), want 1", next, err)
+	}
+	// Reads after the key locks must see the latest commits: sessions run
+	// in READ COMMITTED, set through the variable each server knows.
+	v := "@@transaction_isolation"
+	if s.MariaDB() {
+		v = "@@tx_isolation"
+	}
+	var iso string
+	if err := s.DB().QueryRow(`SELECT ` + v).Scan(&iso); err != nil || iso != "READ-COMMITTED" {
+		t.Fatalf("%s = %q (%v), want READ-COMMITTED", v, iso, err)
+	}
+}
+
+// TestExactText stores values that case-insensitive or padding
+// collations would confuse: sources differing in case or by a trailing
+// space, and a NUL character.
+func TestExactText(t *testing.T) {
+	s := MustOpenStore(t)
+	ctx := context.Background()
+	var items []*crawlkeeper.Prepared
+	for _, js := range []string{
+		`{"title":"a\u0000b","url":"https://n.test/1","_source":"s"}`,
+		`{"title":"a\u0000b","url":"https://n.test/1","_source":"S"}`,
+		`{"title":"a\u0000b","url":"https://n.test/1","_source":"s "}`,
+	} {
+		p, err := (&crawlkeeper.Preparer{}).Prepare([]byte(js), 1, crawlkeeper.Meta{}, storetest.T0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, p)
+	}
+	res, err := s.Ingest(ctx, &crawlkeeper.IngestBatch{Items: items, Now: storetest.T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count(crawlkeeper.OutcomeInserted) != 3 {
+		t.Fatalf("outcomes %v, want three records", res.Outcomes)
+	}
+	r, err := s.Get(ctx, res.IDs[0])
+	if err != nil || r.Title != "a\x00b" || r.Source != "s" {
+		t.Fatalf("read back %+v %v", r, err)
+	}
+	for _, src := range []string{"s", "S", "s "} {
+		page, err := s.List(ctx, crawlkeeper.RecordQuery{Source: src})
+		if err != nil || len(page.Records) != 1 || page.Records[0].Source != src {
+			t.Fatalf("list source %q: %+v %v", src, page, err)
+		}
+	}
+	st, err := s.Stats(ctx)
+	if err != nil || len(st.Sources) != 3 {
+		t.Fatalf("stats sources = %v %v, want three", st.Sources, err)
+	}
+}
+
+// TestUnreachable reports a server that does not answer as unavailable,
+// without the password.
+func TestUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := mysql.Open(ctx, "mysql://u:secret@127.0.0.1:1/db?timeout=2s")
+	if crawlkeeper.ErrorCode(err) != crawlkeeper.EUNAVAILABLE {
+		t.Fatalf("open an unreachable server: %v, want %s", err, crawlkeeper.EUNAVAILABLE)
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Fatalf("error shows the password: %v", err)
+	}
+}
+
+func TestBadURL(t *testing.T) {
+	for _, u := range []string{"mysql://root@127.0.0.1:3306", "mysql://root@127.0.0.1:3306/"} {
+		if _, err := mysql.Open(context.Background(), u); crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
+			t.Errorf("open %s: %v, want %s", u, err, crawlkeeper.EINVALID)
+		}
+	}
+}

@@ -1,0 +1,323 @@
+// Package postgres is crawlkeeper's PostgreSQL store, through
+// github.com/jackc/pgx/v5. It keeps the embedded store's tables, columns
+// and indexes (times as Unix microseconds, archived payloads compressed
+// with zstd) so records read back the same on every backend, and it is
+// safe for several processes sharing one database.
+//
+// # Keys across active and archive
+//
+// A dedup key must be in at most one of the active and archive tables,
+// also while several processes ingest, archive and restore at once. The
+// table record_keys holds one row per stored key and serves as the lock
+// of that key. Every transaction that inserts a record or moves one
+// between the tables first runs
+//
+//	INSERT INTO record_keys (key) SELECT ... ORDER BY key
+//	ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
+//
+// which inserts the missing keys and row-locks the existing ones without
+// writing them, in key order (so two batches wait for each other instead
+// of deadlocking). A second process ingesting a key that the first is
+// inserting waits on the primary key until the first commits, then takes
+// the lock of the committed row. Only after the lock does the transaction
+// read the records of its keys; in READ COMMITTED each statement sees
+// every commit before it, so the decision (insert, update, revive, move)
+// is made on the current state and no other process can change that state
+// before the commit. The unique indexes on active.key and archive.key stay
+// as a second line of defence. Row locks live in the tuples, not in the
+// shared lock table, so a batch of thousands of keys cannot exhaust it the
+// way thousands of advisory locks could.
+//
+// Writes that do not move records (processing results, event re-reads)
+// are conditional UPDATEs on the record's version; PostgreSQL re-checks the
+// condition on the newest row version after waiting for a concurrent
+// writer. Ids come from the sequence record_ids and are never reused.
+// Transactions that lose a deadlock or serialization race are retried a
+// few times, then fail with ECONFLICT.
+//
+// # Round trips
+//
+// An ingest batch costs a constant number of round trips whatever its
+// size: one pipelined batch locks the keys and reads their records, one
+// statement takes the new ids, and one pipelined batch applies every write
+// as multi-row statements over unnest() arrays.
+//
+// # Text
+//
+// PostgreSQL text cannot hold the NUL character, which a crawler may put
+// in a title, URL or source. Text columns therefore store NUL as U+FFFF
+// followed by "0" (and U+FFFF itself as two U+FFFF), which every read
+// reverses: values round-trip exactly and equality stays exact.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the PostgreSQL implementation of crawlkeeper.Store.
+type Store struct {
+	pool *pgxpool.Pool
+	// where names the server in messages, without the password.
+	where string
+}
+
+var _ crawlkeeper.Store = (*Store)(nil)
+
+// Open connects to the database named by a postgres:// or postgresql://
+// URL (any libpq connection parameter may be given as a query parameter,
+// search_path included) and applies pending migrations.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	where := redact(rawURL)
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+	}
+	s := &Store{pool: pool, where: where}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
+			Message: fmt.Sprintf("cannot reach PostgreSQL at %s: check that the server runs and the URL is right", where), Err: err}
+	}
+	var enc string
+	if err := pool.QueryRow(ctx, `SHOW server_encoding`).Scan(&enc); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open %s: %w", where, err)
+	}
+	if enc != "UTF8" {
+		pool.Close()
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "database at %s uses encoding %s: crawlkeeper needs a database created with ENCODING 'UTF8'", where, enc)
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// redact hides the password of a URL for messages and logs.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// redactErr returns err's text with the URL's password removed, since
+// parse errors may quote the connection string.
+func redactErr(err error, raw string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// Pool returns the connection pool, for the benchmark's raw baselines and
+// for packages that keep their own tables in the same database.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// migrate applies the embedded migrations that the schema has not seen,
+// each in its own transaction, in file-name order. A session advisory lock
+// scoped to the schema makes processes that start together apply them
+// once: the others wait, then find them applied.
+func (s *Store) migrate(ctx context.Context) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer conn.Release()
+	const lock = `SELECT pg_advisory_lock(2024120801, hashtext(coalesce(current_schema(), '')))`
+	if _, err := conn.Exec(ctx, lock); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(2024120801, hashtext(coalesce(current_schema(), '')))`)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := path.Base(name)
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, v).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			// Without arguments pgx uses the simple protocol, which runs
+			// every statement of the file.
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, v, time.Now().UnixMicro())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// maxAttempts bounds how often a transaction that lost a deadlock or a
+// serialization race is run again.
+const maxAttempts = 5
+
+// inTx runs fn in a READ COMMITTED transaction and commits it, running it
+// again when PostgreSQL aborted it to break a deadlock or a serialization
+// conflict. fn must not keep results of an aborted attempt.
+func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
+		if err == nil || !retryable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	return s.wrap(what, err)
+}
+
+// retryable reports whether err aborted a transaction that may succeed
+// when run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "40001", "40P01": // serialization_failure, deadlock_detected
+			return true
+		}
+	}
+	return false
+}
+
+// wrap maps err to the application's error codes.
+func (s *Store) wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *crawlkeeper.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case retryable(err):
+			return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change won; retry", Err: err}
+		case pe.Code == "23505": // unique_violation
+			return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change stored the same key; retry", Err: err}
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: PostgreSQL at %s did not answer; retry later", what, s.where), Err: err}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// The text escape for NUL, which PostgreSQL text cannot hold (see the
+// package documentation).
+const (
+	textEsc = "\uffff"
+	escNUL  = textEsc + "0"
+	escEsc  = textEsc + textEsc
+)
+
+// enc returns s as stored in a text column. It works on bytes, so it
+// round-trips any string, valid UTF-8 or not.
+func enc(s string) string {
+	if strings.IndexByte(s, 0) < 0 && !strings.Contains(s, textEsc) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == 0:
+			b.WriteString(escNUL)
+		case strings.HasPrefix(s[i:], textEsc):
+			b.WriteString(escEsc)
+			i += len(textEsc) - 1
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// dec is the inverse of enc.
+func dec(s string) string {
+	if !strings.Contains(s, textEsc) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.HasPrefix(s[i:], escNUL) {
+			b.WriteByte(0)
+			i += len(escNUL) - 1
+			continue
+		}
+		if strings.HasPrefix(s[i:], escEsc) {
+			b.WriteString(textEsc)
+			i += len(escEsc) - 1
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// encAll applies enc to each string.
+func encAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = enc(x)
+	}
+	return out
+}

@@ -1,0 +1,164 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/postgres"
+	"github.com/crawlkeeper/crawlkeeper/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+const envVar = "CRAWLKEEPER_TEST_POSTGRES"
+
+// MustSchemaURL creates an empty schema for one test, drops it when the
+// test ends, and returns the server URL with search_path set to it.
+func MustSchemaURL(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(envVar)
+	if base == "" {
+		tb.Skipf("set %s to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL tests", envVar)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		tb.Fatalf("connect to %s: %v", envVar, err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "ck_test_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			tb.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			tb.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MustOpen opens a store on rawURL and closes it when the test ends.
+func MustOpen(tb testing.TB, rawURL string) *postgres.Store {
+	tb.Helper()
+	s, err := postgres.Open(context.Background(), rawURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// MustOpenStore opens an empty store in a schema of its own.
+func MustOpenStore(tb testing.TB) *postgres.Store {
+	tb.Helper()
+	return MustOpen(tb, MustSchemaURL(tb))
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return MustOpenStore(tb) })
+}
+
+// TestTwoProcesses ingests overlapping keys through two stores with their
+// own connection pools, as two processes sharing the database would, and
+// archives and restores meanwhile: no key may be stored twice.
+func TestTwoProcesses(t *testing.T) {
+	u := MustSchemaURL(t)
+	storetest.RunTwoProcesses(t, MustOpen(t, u), MustOpen(t, u))
+}
+
+// TestConcurrentOpen starts several stores on an empty schema at once: the
+// migrations must apply exactly once.
+func TestConcurrentOpen(t *testing.T) {
+	u := MustSchemaURL(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := postgres.Open(context.Background(), u)
+			if err != nil {
+				errs <- err
+				return
+			}
+			s.Close()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := MustOpen(t, u)
+	var n int
+	if err := s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("schema_migrations has %d rows (%v), want 2", n, err)
+	}
+}
+
+// TestNULInText stores text with NUL characters, which PostgreSQL text
+// cannot hold, and reads it back unchanged.
+func TestNULInText(t *testing.T) {
+	s := MustOpenStore(t)
+	ctx := context.Background()
+	p, err := (&crawlkeeper.Preparer{}).Prepare([]byte(`{"title":"a\u0000b\uffff","url":"https://n.test/\u0000","_source":"s\u0000"}`), 1, crawlkeeper.Meta{}, storetest.T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{p}, Now: storetest.T0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Get(ctx, res.IDs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Title != "a\x00b\uffff" || r.URL != p.URL || r.Source != "s\x00" {
+		t.Fatalf("read back %q %q %q", r.Title, r.URL, r.Source)
+	}
+	page, err := s.List(ctx, crawlkeeper.RecordQuery{Source: "s\x00", Q: "A\x00B"})
+	if err != nil || len(page.Records) != 1 {
+		t.Fatalf("list by source and title with NUL: %v %v", page, err)
+	}
+	if page, _ := s.List(ctx, crawlkeeper.RecordQuery{Source: "s"}); len(page.Records) != 0 {
+		t.Fatalf("source %q matched %q", "s", r.Source)
+	}
+}
+
+// TestUnreachable reports a server that does not answer as unavailable,
+// without the password.
+func TestUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := postgres.Open(ctx, "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2")
+	if crawlkeeper.ErrorCode(err) != crawlkeeper.EUNAVAILABLE {
+		t.Fatalf("open an unreachable server: %v, want %s", err, crawlkeeper.EUNAVAILABLE)
+	}
+	if msg := fmt.Sprint(err); strings.Contains(msg, "secret") {
+		t.Fatalf("error shows the password: %s", msg)
+	}
+}
