@@ -85,6 +85,18 @@ func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper
 			return nil, nil, err
 		}
 		return st, func() { st.Close(); os.RemoveAll(dir) }, nil
+	case "postgres", "postgresql":
+		st, closeFn, err := postgres.OpenScratch(ctx, rawURL, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, closeFn, nil
+	case "mysql", "mariadb":
+		st, closeFn, err := mysql.OpenScratch(ctx, rawURL, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, closeFn, nil
 	}
 	return nil, nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no scratch stores for scheme %q", scheme)
 }

@@ -164,3 +164,9 @@ func (s *Store) rawTx(ctx context.Context, f func(w *writer) error) error {
 	w.close()
 	return tx.Commit()
 }
+
+// RawAnalyze refreshes the query planner's statistics.
+func (s *Store) RawAnalyze(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, `ANALYZE`)
+	return err
+}

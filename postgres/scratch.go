@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// OpenScratch creates an empty schema named after name on the server of
+// baseURL and opens a store in it; close drops the schema. The benchmark
+// uses it for its throw-away stores.
+func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), error) {
+	conn, err := pgx.Connect(ctx, baseURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to %s: %s", redact(baseURL), redactErr(err, baseURL))
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	schema := sanitizeIdent("ck_scratch_" + name + "_" + hex.EncodeToString(b[:]))
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		conn.Close(ctx)
+		return nil, nil, fmt.Errorf("create schema %s: %w", schema, err)
+	}
+	drop := func() {
+		conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		conn.Close(context.Background())
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	st, err := Open(ctx, u.String())
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); drop() }, nil
+}
+
+// sanitizeIdent keeps letters, digits and underscores of s, lower-cased,
+// so it can be used unquoted.
+func sanitizeIdent(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_':
+			out = append(out, c)
+		case c >= 'A' && c <= 'Z':
+			out = append(out, c+'a'-'A')
+		default:
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
