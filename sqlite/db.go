@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -36,6 +37,8 @@ type Store struct {
 	// w is the single writer connection; r is a pool of readers.
 	w *sql.DB
 	r *sql.DB
+	// marker commits ingest marks with the records (see SetTxMarker).
+	marker atomic.Pointer[markerBox]
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
