@@ -51,6 +51,16 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
+func init() {
+	// Connection failures come back as errors with a message that says
+	// what to do; the client's own log lines would only repeat them.
+	goredis.SetLogger(quietLogger{})
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
 // DefaultPrefix is the key prefix when the URL sets none.
 const DefaultPrefix = "crawlkeeper"
 
