@@ -44,6 +44,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,7 +76,15 @@ type Monitor struct {
 	opts   crawlkeeper.MonitorOptions
 	tmpSeq atomic.Int64
 	tmpID  string
+
+	// cache holds dictionary ids already read: an id, once given, never
+	// changes, so a cached one is never stale.
+	cacheMu sync.RWMutex
+	cache   map[string]uint32
 }
+
+// maxCache bounds the id cache (about 100 bytes per name).
+const maxCache = 2 << 20
 
 var _ crawlkeeper.Monitor = (*Monitor)(nil)
 
@@ -103,7 +112,8 @@ func Open(ctx context.Context, rawURL string, opts crawlkeeper.MonitorOptions) (
 		c.Close()
 		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("cannot reach Redis at %s: start it or check --monitor", o.Addr), Err: err}
 	}
-	return &Monitor{c: c, prefix: prefix, opts: opts.WithDefaults(), tmpID: strconv.FormatInt(time.Now().UnixNano(), 36)}, nil
+	return &Monitor{c: c, prefix: prefix, opts: opts.WithDefaults(), tmpID: strconv.FormatInt(time.Now().UnixNano(), 36),
+		cache: map[string]uint32{}}, nil
 }
 
 // Client returns the Redis client, for tests that inspect keys.
@@ -142,9 +152,27 @@ func fail(what string, err error) error {
 // and how many were new.
 func (m *Monitor) ids(ctx context.Context, names []string) (map[string]uint32, int, error) {
 	out := make(map[string]uint32, len(names))
-	var unknown []string
-	for i := 0; i < len(names); i += chunk {
-		part := names[i:min(i+chunk, len(names))]
+	var lookup, unknown []string
+	m.cacheMu.RLock()
+	for _, n := range names {
+		if id, ok := m.cache[n]; ok {
+			out[n] = id
+		} else {
+			lookup = append(lookup, n)
+		}
+	}
+	m.cacheMu.RUnlock()
+	defer func() {
+		m.cacheMu.Lock()
+		if len(m.cache)+len(out) <= maxCache {
+			for n, id := range out {
+				m.cache[n] = id
+			}
+		}
+		m.cacheMu.Unlock()
+	}()
+	for i := 0; i < len(lookup); i += chunk {
+		part := lookup[i:min(i+chunk, len(lookup))]
 		vals, err := m.c.HMGet(ctx, m.key("targets"), part...).Result()
 		if err != nil {
 			return nil, 0, fail("read targets", err)
@@ -255,25 +283,46 @@ func idList(ids map[string]uint32) []uint32 {
 	return out
 }
 
-// setBits sets ids in key with pipelined scripts and returns the key's
-// count afterwards (-1 when there was nothing to set).
+// setBits sets ids in key and returns the key's count afterwards (-1
+// when there was nothing to set).
 func (m *Monitor) setBits(ctx context.Context, key string, ids []uint32) (int64, error) {
 	if len(ids) == 0 {
 		return -1, nil
 	}
 	pipe := m.c.Pipeline()
 	var last *goredis.Cmd
-	for i := 0; i < len(ids); i += chunk {
-		args := []any{key}
-		for _, id := range ids[i:min(i+chunk, len(ids))] {
-			args = append(args, id)
-		}
-		last = setBits.Eval(ctx, pipe, nil, args...)
+	for _, part := range m.idArgs(ids) {
+		last = setBits.Eval(ctx, pipe, nil, append([]any{key}, part...)...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fail("set bits", err)
 	}
 	return last.Int64()
+}
+
+// idArgs encodes sorted ids for luaAddIDs, in one or more script calls. A
+// batch dense enough goes as one bitmap in Redis bit order (the first bit
+// is the high bit of the first byte), which Redis ORs in one step: 10,000
+// marks among 400,000 targets are a 50 KB string instead of 10,000 SETBIT
+// calls. Sparse batches go as offsets, chunk by chunk.
+func (m *Monitor) idArgs(ids []uint32) [][]any {
+	maxID := ids[len(ids)-1]
+	if size := int(maxID)/8 + 1; size <= 16*len(ids) || size <= 4096 {
+		bm := make([]byte, size)
+		for _, id := range ids {
+			bm[id/8] |= 0x80 >> (id % 8)
+		}
+		return [][]any{{"b", m.tmp(), bm}}
+	}
+	var out [][]any
+	for i := 0; i < len(ids); i += chunk {
+		args := []any{"i", ""}
+		for _, id := range ids[i:min(i+chunk, len(ids))] {
+			args = append(args, id)
+		}
+		out = append(out, args)
+	}
+	return out
 }
 
 // Mark implements crawlkeeper.Monitor.
@@ -320,22 +369,13 @@ func (m *Monitor) Mark(ctx context.Context, marks []crawlkeeper.Mark) (int, erro
 	pipe := m.c.Pipeline()
 	for _, k := range order {
 		p := m.roundPrefix(k.round)
-		all := groups[k]
-		for i := 0; i < len(all); i += chunk {
-			part := all[i:min(i+chunk, len(all))]
-			switch k.kind {
-			case crawlkeeper.MarkDone:
-				args := []any{p, k.start}
-				for _, id := range part {
-					args = append(args, id)
-				}
-				markDone.Eval(ctx, pipe, nil, args...)
-			default:
-				args := []any{p + string(k.kind)}
-				for _, id := range part {
-					args = append(args, id)
-				}
-				setBits.Eval(ctx, pipe, nil, args...)
+		ids := groups[k]
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		for _, part := range m.idArgs(ids) {
+			if k.kind == crawlkeeper.MarkDone {
+				markDone.Eval(ctx, pipe, nil, append([]any{p, k.start}, part...)...)
+			} else {
+				setBits.Eval(ctx, pipe, nil, append([]any{p + string(k.kind)}, part...)...)
 			}
 		}
 	}

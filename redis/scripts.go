@@ -81,17 +81,36 @@ end
 return cur
 `)
 
-// setBits sets the bits ARGV[2..] in ARGV[1] and returns its new count.
-var setBits = goredis.NewScript(`
-for i = 2, #ARGV do redis.call('SETBIT', ARGV[1], ARGV[i], 1) end
+// luaAddIDs adds a batch of ids to a bitmap key. The batch comes either
+// as a bitmap in Redis bit order (mode 'b': one BITOP OR, whatever the
+// batch size) or as a list of offsets (mode 'i': one SETBIT each, for
+// batches too sparse for a bitmap). ARGV[a] is the mode, ARGV[a+1] a
+// temporary key and ARGV[a+2..] the bitmap or the offsets.
+const luaAddIDs = `
+local function addids(key, a)
+  if ARGV[a] == 'b' then
+    redis.call('SET', ARGV[a + 1], ARGV[a + 2])
+    redis.call('BITOP', 'OR', key, key, ARGV[a + 1])
+    redis.call('DEL', ARGV[a + 1])
+  else
+    for i = a + 2, #ARGV do redis.call('SETBIT', key, ARGV[i], 1) end
+  end
+end
+`
+
+// setBits adds ids to the bitmap ARGV[1] and returns its new count.
+// ARGV[2..]: as luaAddIDs.
+var setBits = goredis.NewScript(luaAddIDs + `
+addids(ARGV[1], 2)
 return redis.call('BITCOUNT', ARGV[1])
 `)
 
 // markDone records done ids in one bucket. ARGV: round prefix, bucket
-// start, ids. An open or new bucket takes them; a merged bucket whose set
-// is kept takes them and passes them to the round's done set; a dropped
-// bucket leaves them to the round's done set only.
-var markDone = goredis.NewScript(`
+// start, then the ids as luaAddIDs takes them. An open or new bucket takes
+// them; a merged bucket whose set is kept takes them and passes them to
+// the round's done set; a dropped bucket leaves them to the round's done
+// set only.
+var markDone = goredis.NewScript(luaAddIDs + `
 local p, st = ARGV[1], ARGV[2]
 local bk = p .. 'bucket:' .. st
 local kept = redis.call('ZSCORE', p .. 'kept', st)
@@ -99,12 +118,9 @@ local open = redis.call('ZSCORE', p .. 'open', st)
 local dropped = (not kept) and (not open) and redis.call('HEXISTS', p .. 'buckets', st) == 1
 if not kept and not open and not dropped then
   redis.call('ZADD', p .. 'open', st, st)
-  open = true
 end
-for i = 3, #ARGV do
-  if not dropped then redis.call('SETBIT', bk, ARGV[i], 1) end
-  if kept or dropped then redis.call('SETBIT', p .. 'done', ARGV[i], 1) end
-end
+if not dropped then addids(bk, 3) end
+if kept or dropped then addids(p .. 'done', 3) end
 if not dropped then
   redis.call('HSET', p .. 'buckets', st, redis.call('BITCOUNT', bk))
 end
