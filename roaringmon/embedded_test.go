@@ -132,8 +132,10 @@ func TestCompactAndReopen(t *testing.T) {
 // order across 144 ten-minute buckets, merged: the round's sets take at
 // most 64 KB.
 func TestSize400k(t *testing.T) {
-	if testing.Short() {
-		t.Skip("400k targets; skipped with -short")
+	if testing.Short() || raceEnabled {
+		// The race detector makes bitmap work some 20 times slower; CI runs
+		// this test once more without it.
+		t.Skip("400k targets; skipped with -short and -race (run: go test -run TestSize400k ./roaringmon)")
 	}
 	s := MustOpenStore(t)
 	m := MustOpen(t, s, crawlkeeper.MonitorOptions{BucketRetention: 24 * time.Hour}, 0)

@@ -280,7 +280,7 @@ func TestKillDuringMarking(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	const total = 300000
+	const total = 100000
 	names := filepath.Join(dir, "targets.txt")
 	var b strings.Builder
 	for i := 0; i < total; i++ {
@@ -290,7 +290,7 @@ func TestKillDuringMarking(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	env := append(os.Environ(), "CRAWLKEEPER_MONITOR=", "CRAWLKEEPER_STORE=", "CRAWLKEEPER_CONFIG=")
 
-	cmd := exec.Command(bin, "round", "done", "--round", "1", "--file", names, "--batch", "2000", "--progress", "--data", data)
+	cmd := exec.Command(bin, "round", "done", "--round", "1", "--file", names, "--batch", "1000", "--progress", "--data", data)
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -310,7 +310,7 @@ func TestKillDuringMarking(t *testing.T) {
 			t.Fatalf("unexpected output %q", sc.Text())
 		}
 		acked = n
-		if acked >= 20000 {
+		if acked >= 10000 {
 			cmd.Process.Signal(syscall.SIGKILL)
 			break
 		}
@@ -322,7 +322,7 @@ func TestKillDuringMarking(t *testing.T) {
 		}
 	}
 	err = cmd.Wait()
-	if acked < 20000 {
+	if acked < 10000 {
 		t.Fatalf("the process ended after %d acknowledged marks: %v\n%s", acked, err, stderr.String())
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
