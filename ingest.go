@@ -2,6 +2,7 @@ package crawlkeeper
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"runtime"
 	"sort"
@@ -69,6 +70,11 @@ type Ingester struct {
 	// MarksInStore puts the crawl-round marks of each batch into the
 	// batch, for stores that commit them with the records.
 	MarksInStore bool
+	// Monitor, when set, records the marks of each batch after its commit
+	// when the store did not commit them with the records. A failure there
+	// stops the ingest with an error after the batch was stored; ingesting
+	// again records the marks (the items come back unchanged).
+	Monitor Monitor
 	// AfterCommit hooks run after each committed batch.
 	AfterCommit []AfterCommit
 	// Progress, when set, is called after each batch with the items read
@@ -282,7 +288,7 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 		rules := g.Rules
 		b.Due = func(r *Record) (ArchiveReason, bool) { return rules.Due(r, now) }
 	}
-	if g.MarksInStore {
+	if g.MarksInStore || g.Monitor != nil {
 		b.Marks = MarksFromItems(items, now)
 	}
 	res, err := g.Store.Ingest(ctx, b)
@@ -308,6 +314,13 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 	}
 	for _, h := range g.AfterCommit {
 		h(ctx, items, res)
+	}
+	if !res.MarksWritten && g.Monitor != nil && len(b.Marks) > 0 {
+		n, err := g.Monitor.Mark(ctx, b.Marks)
+		if err != nil {
+			return &Error{Code: ErrorCode(err), Message: fmt.Sprintf("the batch was stored but its %d crawl marks were not recorded (ingest it again once the monitor is back)", len(b.Marks)), Err: err}
+		}
+		sum.Marked += n
 	}
 	return nil
 }

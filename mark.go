@@ -22,11 +22,13 @@ type Mark struct {
 
 // MarksFromItems returns the done marks implied by prepared items that
 // carry both a target and a round, one per distinct (round, target).
+// Items whose target is not a valid name (ValidateTarget) imply no mark:
+// a bad _target must not stop the ingest of its batch.
 func MarksFromItems(items []*Prepared, at time.Time) []Mark {
 	var marks []Mark
 	seen := map[[2]string]bool{}
 	for _, it := range items {
-		if it == nil || it.Target == "" || it.Round == "" {
+		if it == nil || it.Target == "" || it.Round == "" || ValidateTarget(it.Target) != nil {
 			continue
 		}
 		k := [2]string{it.Round, it.Target}

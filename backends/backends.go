@@ -14,6 +14,8 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
+	"github.com/crawlkeeper/crawlkeeper/redis"
+	"github.com/crawlkeeper/crawlkeeper/roaringmon"
 	"github.com/crawlkeeper/crawlkeeper/sqlite"
 )
 
@@ -99,6 +101,44 @@ func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper
 		return st, closeFn, nil
 	}
 	return nil, nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no scratch stores for scheme %q", scheme)
+}
+
+// MonitorSchemes lists the accepted monitor URL schemes, for messages.
+var MonitorSchemes = []string{"redis"}
+
+// OpenMonitor opens the crawl monitor named by rawURL. An empty URL means
+// the embedded monitor (package roaringmon) persisted in store, which must
+// then be the embedded store; it also makes the store commit ingest marks
+// with the records. redis://host:port/db selects the Redis monitor. The
+// monitor does not own store: close the monitor first, then the store.
+func OpenMonitor(ctx context.Context, rawURL string, store crawlkeeper.Store, opts crawlkeeper.MonitorOptions) (crawlkeeper.Monitor, error) {
+	if rawURL == "" {
+		p, ok := store.(crawlkeeper.MonitorPersister)
+		if !ok {
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "the embedded monitor lives in the embedded store, and this store cannot hold it: use --monitor redis://host:port/db")
+		}
+		m, err := roaringmon.Open(ctx, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		if ms, ok := store.(crawlkeeper.TxMarkStore); ok {
+			ms.SetTxMarker(m)
+		}
+		return m, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "monitor URL %q is not a URL: use redis://host:port/db, or leave --monitor out for the embedded monitor", rawURL)
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		m, err := redis.Open(ctx, rawURL, opts)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown monitor scheme %q in %q: use redis://host:port/db, or leave --monitor out for the embedded monitor", u.Scheme, redact(u))
 }
 
 // SQLitePath returns the file path of a sqlite URL: sqlite:///abs/path,

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -37,6 +38,9 @@ type Store struct {
 	// w is the single writer connection; r is a pool of readers.
 	w *sql.DB
 	r *sql.DB
+
+	// marker commits ingest marks with the records (see SetTxMarker).
+	marker atomic.Pointer[markerBox]
 
 	// stmts caches prepared statements of hot read queries on r.
 	stmtMu sync.Mutex

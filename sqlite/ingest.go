@@ -130,8 +130,16 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		}
 	}
 	w.close()
+	marked, err := s.writeMarks(ctx, tx, b.Marks)
+	if err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("ingest: commit: %w", err)
+	}
+	if marked != nil {
+		marked()
+		res.MarksWritten = true
 	}
 	return res, nil
 }

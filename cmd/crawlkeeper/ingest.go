@@ -65,6 +65,9 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	defer env.Close()
 	g := env.ingester()
 	g.BatchSize = *batch
+	if err := env.monitorIngest(ctx, g); err != nil {
+		return err
+	}
 	sum, ingestErr := g.Ingest(ctx, in, crawlkeeper.Meta{Source: *source, Round: *round, Target: *target})
 	if a.json {
 		if err := a.printJSON(sum); err != nil {
@@ -88,6 +91,9 @@ func printIngestSummary(w io.Writer, s *crawlkeeper.IngestSummary) {
 		nonZero(s.Refreshed, "refreshed in the archive"),
 		fmt.Sprintf("%d rejected", s.Rejected),
 	))
+	if s.Marked > 0 {
+		fmt.Fprintf(w, "%s recorded in the crawl monitor\n", plural(s.Marked, "crawl mark"))
+	}
 	if s.CrawledAtDefaulted > 0 {
 		fmt.Fprintf(w, "%s without a readable _crawled_at: crawled_at set to the ingest time\n", plural(s.CrawledAtDefaulted, "item"))
 	}

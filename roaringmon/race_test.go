@@ -1,0 +1,5 @@
+//go:build race
+
+package roaringmon_test
+
+const raceEnabled = true
