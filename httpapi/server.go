@@ -224,3 +224,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // WriteJSON writes v with status, for handlers registered through Route.
 func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+// Unsupported registers every method under each prefix to answer 501 with
+// message: the capability is not available with this configuration.
+func Unsupported(prefixes ...string) func(message string) func(s *Server) {
+	return func(message string) func(s *Server) {
+		return func(s *Server) {
+			h := func(w http.ResponseWriter, r *http.Request) error {
+				return crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "%s", message)
+			}
+			for _, p := range prefixes {
+				s.Route(p, crawlkeeper.ScopeRead, h)
+				s.Route(p+"/", crawlkeeper.ScopeRead, h)
+			}
+		}
+	}
+}

@@ -145,3 +145,19 @@ func (m *Metrics) RefreshStore(ctx context.Context, st crawlkeeper.Store) error 
 	m.Records.WithLabelValues("archived").Set(float64(s.Archived))
 	return nil
 }
+
+// RefreshRounds sets the round progress gauges from the monitor.
+func (m *Metrics) RefreshRounds(ctx context.Context, mon crawlkeeper.Monitor) error {
+	rounds, err := mon.Rounds(ctx)
+	if err != nil {
+		return err
+	}
+	m.RoundTargets.Reset()
+	for _, r := range rounds {
+		m.RoundTargets.WithLabelValues(r.Round, "queued").Set(float64(r.Queued))
+		m.RoundTargets.WithLabelValues(r.Round, "done").Set(float64(r.Done))
+		m.RoundTargets.WithLabelValues(r.Round, "failed").Set(float64(r.Failed))
+		m.RoundTargets.WithLabelValues(r.Round, "remaining").Set(float64(r.Remaining))
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
@@ -87,10 +88,38 @@ func (e *env) monitorIngest(ctx context.Context, g *crawlkeeper.Ingester) error 
 // newDateParser returns the date parser used by ingest and processing.
 func newDateParser() crawlkeeper.DateParser { return dates.New() }
 
-// extendServer adds the routes of the optional capabilities to srv.
-func (e *env) extendServer(srv *httpapi.Server) {}
+// extendServer connects the optional capabilities to srv: the crawl
+// monitor's routes and its marks from ingest. A monitor that cannot open
+// (a server store without --monitor) leaves serve running without it, and
+// its routes answer with the reason.
+func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) error {
+	if err := e.monitorIngest(ctx, srv.Ingester); err != nil {
+		if crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
+			return err
+		}
+		logger.Warn("crawl monitor disabled", "reason", crawlkeeper.ErrorMessage(err))
+		srv.Extra = append(srv.Extra, httpapi.Unsupported("/api/v1/rounds", "/api/v1/targets", "/api/v1/fields")(crawlkeeper.ErrorMessage(err)))
+		return nil
+	}
+	srv.Extra = append(srv.Extra, httpapi.MonitorRoutes(e.mon))
+	return nil
+}
 
 // extraLoops returns the background work of the optional capabilities.
 func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(context.Context) error {
-	return nil
+	var loops []func(context.Context) error
+	if e.mon != nil {
+		loops = append(loops, func(ctx context.Context) error {
+			crawlkeeper.RunMerger(ctx, e.mon, time.Minute, e.a.now, func(err error) { logger.Warn("merge buckets", "err", err) })
+			return ctx.Err()
+		})
+		loops = append(loops, func(ctx context.Context) error {
+			return tick(ctx, 30*time.Second, func(ctx context.Context) {
+				if err := srv.Metrics.RefreshRounds(ctx, e.mon); err != nil {
+					logger.Warn("refresh round metrics", "err", err)
+				}
+			})
+		})
+	}
+	return loops
 }

@@ -107,7 +107,9 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 			return err
 		},
 	}
-	env.extendServer(srv)
+	if err := env.extendServer(ctx, srv, logger); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
