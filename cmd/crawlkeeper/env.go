@@ -15,6 +15,9 @@ type env struct {
 	a     *app
 	store crawlkeeper.Store
 	dates crawlkeeper.DateParser
+	// queue, when open, receives a notification of every committed
+	// batch's inserted, changed and revived records.
+	queue crawlkeeper.Queue
 }
 
 // openEnv opens the configured backends.
@@ -28,18 +31,25 @@ func (a *app) openEnv(ctx context.Context) (*env, error) {
 
 // Close closes every opened backend.
 func (e *env) Close() error {
+	if e.queue != nil {
+		e.queue.Close()
+	}
 	return e.store.Close()
 }
 
 // ingester returns an Ingester wired to the environment.
 func (e *env) ingester() *crawlkeeper.Ingester {
-	return &crawlkeeper.Ingester{
+	g := &crawlkeeper.Ingester{
 		Store:  e.store,
 		Config: e.a.cfg,
 		Dates:  e.dates,
 		Now:    e.a.now,
 		Rules:  crawlkeeper.NewRules(e.a.cfg),
 	}
+	if e.queue != nil {
+		g.AfterCommit = append(g.AfterCommit, crawlkeeper.PublishTouched(e.queue))
+	}
+	return g
 }
 
 // newDateParser returns the date parser used by ingest and processing.
@@ -50,5 +60,5 @@ func (e *env) extendServer(srv *httpapi.Server) {}
 
 // extraLoops returns the background work of the optional capabilities.
 func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(context.Context) error {
-	return nil
+	return e.pipelineLoops(logger)
 }
