@@ -178,7 +178,10 @@ func (rt *realtimeRun) finish(a *app) {
 		}
 		fmt.Fprintln(a.stderr)
 	}
-	if d := rt.queue.Stats().Dropped; d > 0 || errs > 0 {
-		fmt.Fprintf(a.stderr, "%d records were left to the next rescan pass\n", d)
+	if d := rt.queue.Stats().Dropped; d > 0 {
+		fmt.Fprintf(a.stderr, "%d records were left to the next rescan pass (processing fell behind the ingest)\n", d)
+	}
+	if errs > 0 {
+		fmt.Fprintf(a.stderr, "processing failed %d times (see the messages above); those records are left to the next rescan pass\n", errs)
 	}
 }
