@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
@@ -145,7 +146,8 @@ type realtimeRun struct {
 }
 
 func startRealtime(ctx context.Context, env *env) (*realtimeRun, error) {
-	eng, release, err := env.engine(pipelineFlags{}, nil)
+	logger := slog.New(slog.NewTextHandler(env.a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	eng, release, err := env.engine(pipelineFlags{}, logger)
 	if err != nil {
 		return nil, err
 	}
