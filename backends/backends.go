@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/memqueue"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
+	"github.com/crawlkeeper/crawlkeeper/nats"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/redis"
 	"github.com/crawlkeeper/crawlkeeper/roaringmon"
@@ -179,4 +181,35 @@ func redactRaw(raw string) string {
 		return raw
 	}
 	return raw[:i+3] + "xxxxx" + rest[at:]
+}
+
+// QueueSchemes lists the accepted queue URL schemes, for messages.
+var QueueSchemes = []string{"nats"}
+
+// OpenQueue opens the notification queue named by rawURL. An empty URL
+// means the in-process queue; nats://host:port (with optional stream,
+// subject and consumer query parameters) means NATS JetStream. Opening a
+// NATS queue does not fail when the server is down: notifications are
+// dropped until it answers, and rescans cover them.
+func OpenQueue(ctx context.Context, rawURL string) (crawlkeeper.Queue, error) {
+	if rawURL == "" {
+		return memqueue.New(0), nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "queue URL %q is not a URL: use nats://host:port, or none for the in-process queue", rawURL)
+	}
+	switch u.Scheme {
+	case "nats":
+		o, err := nats.ParseURL(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		q, err := nats.Open(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		return q, nil
+	}
+	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown queue scheme %q in %q: use nats://host:port, or none for the in-process queue", u.Scheme, redact(u))
 }

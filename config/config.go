@@ -80,6 +80,15 @@ sources:
 limits:
   max_item_bytes: 1048576
   batch: 1000
+pipeline:
+  period: 24h                # every active record is reprocessed at least this often
+  readers: 2                 # parallel range readers of a rescan pass
+  # workers: 4               # processing goroutines (default: the CPUs)
+  batch: 500                 # records per read and write
+  max_rate: 0                # records read per second by passes; 0 = no cap
+  processors: [dates, fingerprint, stats]   # also extract, exec, noop
+  max_failures: 3            # failures of one processor before a record goes to the dead letters
+  # exec: {command: [python3, enrich.py], timeout: 10s, version: 1}
 `
 
 // String renders cfg back to YAML, for `crawlkeeper config show`.

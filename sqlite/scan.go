@@ -71,41 +71,102 @@ func (s *Store) MaxID(ctx context.Context) (int64, error) {
 	return next - 1, nil
 }
 
+// writeChunk is the number of results one UPDATE statement applies.
+const writeChunk = 200
+
 // WriteProcessed implements crawlkeeper.ScanStore: one transaction, one
-// conditional UPDATE per record.
+// UPDATE ... FROM (VALUES ...) per chunk of results, conditioned on each
+// record's version. One statement per chunk rather than per record
+// matters: the statement overhead cost more than the row writes.
 func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWrite) ([]int64, error) {
 	skipped := []int64{}
 	if len(ws) == 0 {
 		return skipped, nil
+	}
+	// A record named twice keeps its last result, as if applied in order.
+	last := make(map[int64]int, len(ws))
+	for i, p := range ws {
+		last[p.ID] = i
+	}
+	if len(last) < len(ws) {
+		uniq := make([]crawlkeeper.ProcessedWrite, 0, len(last))
+		for i, p := range ws {
+			if last[p.ID] == i {
+				uniq = append(uniq, p)
+			}
+		}
+		ws = uniq
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("write processed: %w", err)
 	}
 	defer tx.Rollback()
-	w := newWriter(ctx, tx)
-	defer w.close()
-	for _, p := range ws {
-		var res sql.Result
-		if p.SetEvent {
-			res, err = w.exec(`UPDATE active SET processed_at = ?, processed_version = ?, processed_chain = ?, derived = ?, event_at = ?, date_errors = ? WHERE id = ? AND version = ?`,
-				p.ProcessedAt.UnixMicro(), p.Version, p.Chain, blobArg(p.Derived), timeArg(p.EventAt), jsonStrings(p.DateErrors), p.ID, p.Version)
-		} else {
-			res, err = w.exec(`UPDATE active SET processed_at = ?, processed_version = ?, processed_chain = ?, derived = ? WHERE id = ? AND version = ?`,
-				p.ProcessedAt.UnixMicro(), p.Version, p.Chain, blobArg(p.Derived), p.ID, p.Version)
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
 		}
+	}()
+	written := make(map[int64]bool, len(ws))
+	for rest := ws; len(rest) > 0; {
+		n := min(len(rest), writeChunk)
+		chunk := rest[:n]
+		rest = rest[n:]
+		st, ok := stmts[n]
+		if !ok {
+			st, err = tx.PrepareContext(ctx, writeProcessedSQL(n))
+			if err != nil {
+				return nil, fmt.Errorf("write processed: prepare: %w", err)
+			}
+			stmts[n] = st
+		}
+		args := make([]any, 0, 8*n)
+		for _, p := range chunk {
+			setEvent := 0
+			if p.SetEvent {
+				setEvent = 1
+			}
+			args = append(args, p.ID, p.Version, p.ProcessedAt.UnixMicro(), p.Chain, blobArg(p.Derived),
+				setEvent, timeArg(p.EventAt), jsonStrings(p.DateErrors))
+		}
+		rows, err := st.QueryContext(ctx, args...)
 		if err != nil {
-			return nil, fmt.Errorf("write processed %d: %w", p.ID, err)
+			return nil, fmt.Errorf("write processed: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			skipped = append(skipped, p.ID)
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("write processed: %w", err)
+			}
+			written[id] = true
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("write processed: %w", err)
 		}
 	}
-	w.close()
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("write processed: commit: %w", err)
 	}
+	for _, p := range ws {
+		if !written[p.ID] {
+			skipped = append(skipped, p.ID)
+		}
+	}
 	return skipped, nil
+}
+
+// writeProcessedSQL is the UPDATE of n results. VALUES columns are
+// id, version, processed_at, chain, derived, set_event, event_at and
+// date_errors; event fields change only where set_event is 1.
+func writeProcessedSQL(n int) string {
+	return `UPDATE active SET processed_at = v.column3, processed_version = v.column2, processed_chain = v.column4, derived = v.column5,
+		event_at = CASE WHEN v.column6 = 1 THEN v.column7 ELSE active.event_at END,
+		date_errors = CASE WHEN v.column6 = 1 THEN v.column8 ELSE active.date_errors END
+	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?),", n), ",") + `) AS v
+	WHERE active.id = v.column1 AND active.version = v.column2
+	RETURNING active.id`
 }
 
 // Freshness implements crawlkeeper.ScanStore.

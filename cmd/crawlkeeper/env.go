@@ -18,6 +18,9 @@ type env struct {
 	store crawlkeeper.Store
 	dates crawlkeeper.DateParser
 	mon   crawlkeeper.Monitor
+	// queue, when open, receives a notification of every committed
+	// batch's inserted, changed and revived records.
+	queue crawlkeeper.Queue
 }
 
 // openEnv opens the configured backends.
@@ -33,6 +36,9 @@ func (a *app) openEnv(ctx context.Context) (*env, error) {
 // live in.
 func (e *env) Close() error {
 	var first error
+	if e.queue != nil {
+		first = e.queue.Close()
+	}
 	if e.mon != nil {
 		first = e.mon.Close()
 	}
@@ -58,13 +64,17 @@ func (e *env) monitor(ctx context.Context) (crawlkeeper.Monitor, error) {
 
 // ingester returns an Ingester wired to the environment.
 func (e *env) ingester() *crawlkeeper.Ingester {
-	return &crawlkeeper.Ingester{
+	g := &crawlkeeper.Ingester{
 		Store:  e.store,
 		Config: e.a.cfg,
 		Dates:  e.dates,
 		Now:    e.a.now,
 		Rules:  crawlkeeper.NewRules(e.a.cfg),
 	}
+	if e.queue != nil {
+		g.AfterCommit = append(g.AfterCommit, crawlkeeper.PublishTouched(e.queue))
+	}
+	return g
 }
 
 // monitorIngest connects g to the crawl monitor: marks from _target and
@@ -107,7 +117,7 @@ func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slo
 
 // extraLoops returns the background work of the optional capabilities.
 func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(context.Context) error {
-	var loops []func(context.Context) error
+	loops := e.pipelineLoops(logger)
 	if e.mon != nil {
 		loops = append(loops, func(ctx context.Context) error {
 			crawlkeeper.RunMerger(ctx, e.mon, time.Minute, e.a.now, func(err error) { logger.Warn("merge buckets", "err", err) })

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/memqueue"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -16,11 +19,12 @@ func init() {
 }
 
 func runIngest(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("ingest", "ingest [--source S] [--round N] [--target T] FILE|-")
+	fs := a.newFlags("ingest", "ingest [--source S] [--round N] [--target T] [--process] FILE|-")
 	source := fs.String("source", "", "source `name` for items without _source")
 	round := fs.String("round", "", "crawl `round` for items without _round")
 	target := fs.String("target", "", "crawl `target` for items without _target")
 	batch := fs.Int("batch", 0, "items per transaction (default: limits.batch, 1000)")
+	process := fs.Bool("process", false, "run the processor chain over inserted and changed records as they are committed")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -63,12 +67,35 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer env.Close()
+	// With a server queue, other processes (serve, scan) process what
+	// this ingest commits.
+	if a.queueURL != "" {
+		if err := env.openQueue(ctx); err != nil {
+			return err
+		}
+	}
 	g := env.ingester()
 	g.BatchSize = *batch
 	if err := env.monitorIngest(ctx, g); err != nil {
 		return err
 	}
+	var rt *realtimeRun
+	if *process {
+		if rt, err = startRealtime(ctx, env); err != nil {
+			return err
+		}
+		g.AfterCommit = append(g.AfterCommit, crawlkeeper.PublishTouched(rt.queue))
+	}
 	sum, ingestErr := g.Ingest(ctx, in, crawlkeeper.Meta{Source: *source, Round: *round, Target: *target})
+	if rt != nil {
+		rt.finish(a)
+	}
+	if env.queue != nil {
+		env.queue.Close()
+		if s := env.queue.Stats(); s.Dropped > 0 {
+			fmt.Fprintf(a.stderr, "%d records could not be announced on %s; the next rescan pass processes them\n", s.Dropped, a.queueURL)
+		}
+	}
 	if a.json {
 		if err := a.printJSON(sum); err != nil {
 			return err
@@ -113,4 +140,56 @@ func nonZero(n int, what string) string {
 		return ""
 	}
 	return fmt.Sprintf("%d %s", n, what)
+}
+
+// realtimeRun is ingest --process: an in-process queue drained by the
+// pipeline's real-time workers while the ingest runs.
+type realtimeRun struct {
+	queue   *memqueue.Queue
+	engine  *pipeline.Engine
+	release func()
+	done    chan error
+}
+
+func startRealtime(ctx context.Context, env *env) (*realtimeRun, error) {
+	logger := slog.New(slog.NewTextHandler(env.a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	eng, release, err := env.engine(pipelineFlags{}, logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := eng.Init(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	// Large enough that processing slower than the ingest rarely drops; a
+	// dropped notification is still processed by the next pass.
+	q := memqueue.New(1 << 16)
+	eng.Queue = q
+	rt := &realtimeRun{queue: q, engine: eng, release: release, done: make(chan error, 1)}
+	go func() { rt.done <- eng.RunRealtime(ctx) }()
+	return rt, nil
+}
+
+// finish waits for the queued records to be processed and reports.
+func (rt *realtimeRun) finish(a *app) {
+	rt.queue.Close()
+	err := <-rt.done
+	rt.release()
+	processed, _, failed, errs := rt.engine.RealtimeStats()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "processing stopped: %v\n", err)
+	}
+	if !a.json {
+		fmt.Fprintf(a.stderr, "processed %s with %s", plural(int(processed), "record"), rt.engine.Chain())
+		if failed > 0 {
+			fmt.Fprintf(a.stderr, "; %d failed (see `crawlkeeper deadletters`)", failed)
+		}
+		fmt.Fprintln(a.stderr)
+	}
+	if d := rt.queue.Stats().Dropped; d > 0 {
+		fmt.Fprintf(a.stderr, "%d records were left to the next rescan pass (processing fell behind the ingest)\n", d)
+	}
+	if errs > 0 {
+		fmt.Fprintf(a.stderr, "processing failed %d times (see the messages above); those records are left to the next rescan pass\n", errs)
+	}
 }

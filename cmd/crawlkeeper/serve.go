@@ -92,6 +92,10 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 		return err
 	}
 	defer env.Close()
+	// Ingests through the API notify the real-time pipeline.
+	if err := env.openQueue(ctx); err != nil {
+		return err
+	}
 	m := metrics.New()
 	srv := &httpapi.Server{
 		Store:    env.store,

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/backends"
+	"github.com/crawlkeeper/crawlkeeper/htmlextract"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
+	"github.com/crawlkeeper/crawlkeeper/processors"
+)
+
+// processorNames lists the processors the chain may name, for messages.
+const processorNames = "dates, fingerprint, stats, extract, exec or noop"
+
+// pipelineFlags are the engine knobs that scan (and the other pipeline
+// commands) take on the command line; zero means the configuration's
+// value, then the default.
+type pipelineFlags struct {
+	readers, workers, batch int
+	period                  string
+	maxRate                 float64
+	processors              string
+}
+
+func (p *pipelineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&p.readers, "readers", 0, "parallel range `readers` (default: pipeline.readers, 2)")
+	fs.IntVar(&p.workers, "workers", 0, "processing `workers` (default: pipeline.workers, the CPUs)")
+	fs.IntVar(&p.batch, "batch", 0, "records per read and write (default: pipeline.batch, 500)")
+	fs.StringVar(&p.period, "period", "", "deadline of one pass, such as 24h or 7d (default: pipeline.period, 24h)")
+	fs.Float64Var(&p.maxRate, "max-rate", 0, "cap on records read per second (default: pipeline.max_rate, no cap)")
+	fs.StringVar(&p.processors, "processors", "", "comma-separated processor chain (default: pipeline.processors, dates,fingerprint,stats)")
+}
+
+// appClock is the pipeline's clock: the app's (possibly fixed) time, and
+// real waits.
+type appClock struct{ now func() time.Time }
+
+func (c appClock) Now() time.Time                         { return c.now() }
+func (c appClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// chainNames returns the configured processor chain.
+func (e *env) chainNames(flagValue string) []string {
+	if flagValue != "" {
+		var out []string
+		for _, n := range strings.Split(flagValue, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if len(e.a.cfg.Pipeline.Processors) > 0 {
+		return e.a.cfg.Pipeline.Processors
+	}
+	return crawlkeeper.DefaultProcessors
+}
+
+// buildChain makes the processors named; the returned function releases
+// what they hold (exec programs).
+func (e *env) buildChain(names []string, workers int) ([]crawlkeeper.Processor, func(), error) {
+	cfg := e.a.cfg
+	var procs []crawlkeeper.Processor
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for _, n := range names {
+		switch n {
+		case "dates":
+			procs = append(procs, &processors.Dates{Parser: e.dates, Config: cfg})
+		case "fingerprint":
+			procs = append(procs, &processors.Fingerprint{Config: cfg})
+		case "stats":
+			procs = append(procs, &processors.Stats{Now: e.a.now})
+		case "extract":
+			x, err := htmlextract.New(cfg)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			procs = append(procs, x)
+		case "exec":
+			ec := cfg.Pipeline.Exec
+			if len(ec.Command) == 0 {
+				closeAll()
+				return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "the processor chain names exec but pipeline.exec.command is empty: name the program in the configuration")
+			}
+			x := &processors.Exec{Command: ec.Command, Timeout: ec.Timeout.D(), ProcessorVersion: ec.Version, Processes: workers}
+			closers = append(closers, func() { x.Close() })
+			procs = append(procs, x)
+		case "noop":
+			procs = append(procs, processors.Noop{})
+		default:
+			closeAll()
+			return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown processor %q: use %s", n, processorNames)
+		}
+	}
+	if err := crawlkeeper.ValidateChain(procs); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return procs, closeAll, nil
+}
+
+// engine returns a pipeline engine on the environment's store with the
+// configured chain; flags override the configuration. The returned
+// function releases the processors.
+func (e *env) engine(f pipelineFlags, logger *slog.Logger) (*pipeline.Engine, func(), error) {
+	eng := &pipeline.Engine{Store: e.store, Clock: appClock{e.a.now}, Logger: logger,
+		Readers: f.readers, Workers: f.workers, Batch: f.batch, MaxRate: f.maxRate}
+	if f.period != "" {
+		d, err := crawlkeeper.ParseDuration(f.period)
+		if err != nil || d <= 0 {
+			return nil, nil, usagef("--period %q: use a duration such as 24h or 7d", f.period)
+		}
+		eng.Period = d.D()
+	}
+	if f.readers < 0 || f.workers < 0 || f.batch < 0 || f.maxRate < 0 {
+		return nil, nil, usagef("--readers, --workers, --batch and --max-rate must not be negative")
+	}
+	eng.Apply(e.a.cfg.Pipeline)
+	procs, release, err := e.buildChain(e.chainNames(f.processors), eng.Workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng.Processors = procs
+	return eng, release, nil
+}
+
+// openQueue opens the configured notification queue and makes the
+// environment's ingester publish to it.
+func (e *env) openQueue(ctx context.Context) error {
+	q, err := backends.OpenQueue(ctx, e.a.queueURL)
+	if err != nil {
+		return err
+	}
+	e.queue = q
+	return nil
+}
+
+// pipelineLoops returns serve's continuous pipeline: real time from the
+// queue and the paced rescans.
+func (e *env) pipelineLoops(logger *slog.Logger) []func(context.Context) error {
+	eng, release, err := e.engine(pipelineFlags{}, logger.With("part", "pipeline"))
+	if err != nil {
+		return []func(context.Context) error{func(context.Context) error { return fmt.Errorf("pipeline: %w", err) }}
+	}
+	if e.queue != nil {
+		eng.Queue = e.queue
+	}
+	return []func(context.Context) error{func(ctx context.Context) error {
+		defer release()
+		return eng.Run(ctx)
+	}}
+}
