@@ -10,6 +10,7 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/backends"
 	"github.com/crawlkeeper/crawlkeeper/dates"
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
 // env is the set of opened backends a command works with.
@@ -21,6 +22,9 @@ type env struct {
 	// queue, when open, receives a notification of every committed
 	// batch's inserted, changed and revived records.
 	queue crawlkeeper.Queue
+	// eng is serve's pipeline engine; releaseEngine stops its processors.
+	eng           *pipeline.Engine
+	releaseEngine func()
 }
 
 // openEnv opens the configured backends.
@@ -36,6 +40,9 @@ func (a *app) openEnv(ctx context.Context) (*env, error) {
 // live in.
 func (e *env) Close() error {
 	var first error
+	if e.releaseEngine != nil {
+		e.releaseEngine()
+	}
 	if e.queue != nil {
 		first = e.queue.Close()
 	}
@@ -103,6 +110,21 @@ func newDateParser() crawlkeeper.DateParser { return dates.New() }
 // (a server store without --monitor) leaves serve running without it, and
 // its routes answer with the reason.
 func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) error {
+	// Notifications: ingest publishes what it commits (in process, or to
+	// NATS for several processes), the engine processes it in real time.
+	if e.queue == nil {
+		if err := e.openQueue(ctx); err != nil {
+			return err
+		}
+	}
+	srv.Ingester = e.ingester()
+	eng, release, err := e.engine(pipelineFlags{}, logger.With("part", "pipeline"))
+	if err != nil {
+		return err
+	}
+	eng.Queue = e.queue
+	e.eng, e.releaseEngine = eng, release
+	srv.Extra = append(srv.Extra, httpapi.PipelineRoutes(&pipelineAPI{e: e}))
 	if err := e.monitorIngest(ctx, srv.Ingester); err != nil {
 		if crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
 			return err
@@ -132,4 +154,19 @@ func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(contex
 		})
 	}
 	return loops
+}
+
+// pipelineAPI serves the reprocessing routes from serve's engine.
+type pipelineAPI struct{ e *env }
+
+func (p *pipelineAPI) Status(ctx context.Context) (any, error) {
+	return pipeline.ReadStatus(ctx, p.e.store, p.e.eng.Chain(), p.e.eng.Period, p.e.a.now())
+}
+
+func (p *pipelineAPI) Retry(ctx context.Context, ids []int64) (any, error) {
+	out, removed, err := p.e.eng.RetryDeadLetters(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return retryJSON{Retried: len(removed), Processed: out.Processed, Skipped: out.Skipped, Failed: out.Failed}, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -149,15 +148,8 @@ func (e *env) openQueue(ctx context.Context) error {
 // pipelineLoops returns serve's continuous pipeline: real time from the
 // queue and the paced rescans.
 func (e *env) pipelineLoops(logger *slog.Logger) []func(context.Context) error {
-	eng, release, err := e.engine(pipelineFlags{}, logger.With("part", "pipeline"))
-	if err != nil {
-		return []func(context.Context) error{func(context.Context) error { return fmt.Errorf("pipeline: %w", err) }}
+	if e.eng == nil {
+		return nil
 	}
-	if e.queue != nil {
-		eng.Queue = e.queue
-	}
-	return []func(context.Context) error{func(ctx context.Context) error {
-		defer release()
-		return eng.Run(ctx)
-	}}
+	return []func(context.Context) error{e.eng.Run}
 }

@@ -9,9 +9,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
-	"github.com/crawlkeeper/crawlkeeper/processors"
 )
 
 func init() {
@@ -110,26 +108,6 @@ func runScan(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-// scanStatusJSON is what `scan status --json` prints.
-type scanStatusJSON struct {
-	Pass int64 `json:"pass"`
-	// Position is the id below which every record of the pass is written.
-	Position          int64      `json:"position"`
-	PassStartedAt     *time.Time `json:"pass_started_at"`
-	OldestProcessedAt *time.Time `json:"oldest_processed_at"`
-	// Due counts active records never processed, processed for another
-	// version or chain, or processed longer than a period ago.
-	Due            int64                               `json:"due"`
-	PassEnd        int64                               `json:"pass_end"`
-	PassFinishedAt *time.Time                          `json:"pass_finished_at"`
-	Chain          string                              `json:"chain"`
-	Active         int64                               `json:"active"`
-	NeverProcessed int64                               `json:"never_processed"`
-	DeadLetters    int                                 `json:"dead_letters"`
-	Sources        map[string]*processors.SourceCounts `json:"sources,omitempty"`
-	StatsAt        *time.Time                          `json:"stats_at,omitempty"`
-}
-
 func scanStatus(ctx context.Context, a *app, pf pipelineFlags) error {
 	env, err := a.openEnv(ctx)
 	if err != nil {
@@ -141,48 +119,26 @@ func scanStatus(ctx context.Context, a *app, pf pipelineFlags) error {
 		return err
 	}
 	defer release()
-	cp, err := pipeline.LoadCheckpoint(ctx, env.store)
+	st, err := pipeline.ReadStatus(ctx, env.store, eng.Chain(), eng.Period, a.now())
 	if err != nil {
 		return err
-	}
-	period := eng.Period
-	if period <= 0 {
-		period = crawlkeeper.DefaultPipelinePeriod
-	}
-	fr, err := env.store.Freshness(ctx, eng.Chain(), a.now().Add(-period))
-	if err != nil {
-		return err
-	}
-	dls, err := env.store.DeadLetters(ctx, 1<<30)
-	if err != nil {
-		return err
-	}
-	st := scanStatusJSON{Chain: eng.Chain(), OldestProcessedAt: fr.OldestProcessedAt, Due: fr.Due,
-		Active: fr.Active, NeverProcessed: fr.NeverProcessed, DeadLetters: len(dls)}
-	if cp != nil {
-		started := cp.StartedAt
-		st.Pass, st.Position, st.PassStartedAt, st.PassEnd, st.PassFinishedAt = cp.Pass, cp.Position(), &started, cp.End, cp.FinishedAt
-	}
-	if ss, err := processors.LoadStats(ctx, env.store); err != nil {
-		return err
-	} else if ss != nil {
-		st.Sources, st.StatsAt = ss.Sources, &ss.At
 	}
 	if a.json {
 		return a.printJSON(st)
 	}
-	if cp == nil {
+	switch {
+	case st.PassStartedAt == nil:
 		fmt.Fprintln(a.stdout, "no pass has run yet: start one with `crawlkeeper scan --once` or `crawlkeeper serve`")
-	} else if cp.FinishedAt != nil {
-		fmt.Fprintf(a.stdout, "pass %d finished %s (started %s, ids up to %d)\n", cp.Pass, cp.FinishedAt.Format(time.RFC3339), cp.StartedAt.Format(time.RFC3339), cp.End)
-	} else {
-		fmt.Fprintf(a.stdout, "pass %d at id %d of %d (started %s)\n", cp.Pass, cp.Position(), cp.End, cp.StartedAt.Format(time.RFC3339))
+	case st.PassFinishedAt != nil:
+		fmt.Fprintf(a.stdout, "pass %d finished %s (started %s, ids up to %d)\n", st.Pass, st.PassFinishedAt.Format(time.RFC3339), st.PassStartedAt.Format(time.RFC3339), st.PassEnd)
+	default:
+		fmt.Fprintf(a.stdout, "pass %d at id %d of %d (started %s)\n", st.Pass, st.Position, st.PassEnd, st.PassStartedAt.Format(time.RFC3339))
 	}
 	oldest := "never"
-	if fr.OldestProcessedAt != nil {
-		oldest = fr.OldestProcessedAt.Format(time.RFC3339)
+	if st.OldestProcessedAt != nil {
+		oldest = st.OldestProcessedAt.Format(time.RFC3339)
 	}
 	fmt.Fprintf(a.stdout, "chain %s: %d active, %d due (%d never processed), oldest processed_at %s, %d dead letters\n",
-		st.Chain, fr.Active, fr.Due, fr.NeverProcessed, oldest, len(dls))
+		st.Chain, st.Active, st.Due, st.NeverProcessed, oldest, st.DeadLetters)
 	return nil
 }
