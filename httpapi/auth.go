@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"crypto/subtle"
 	"net/http"
 	"slices"
@@ -17,6 +18,12 @@ import (
 // requests from carrying it, and the cross-origin protection refuses
 // their state-changing requests anyway.
 const TokenCookie = "crawlkeeper_token"
+
+// TokenCookieValue is the TokenCookie value that carries token: base64url,
+// because a token from the configuration may hold bytes a cookie cannot.
+func TokenCookieValue(token string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(token))
+}
 
 // AuthRequired reports whether the server checks tokens; without tokens
 // every route is open (serve then listens on loopback only).
@@ -39,7 +46,11 @@ func (s *Server) authorize(r *http.Request, scope string) (string, error) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || tok == "" {
 		if c, err := r.Cookie(TokenCookie); err == nil && c.Value != "" {
-			tok, ok = c.Value, true
+			b, err := base64.RawURLEncoding.DecodeString(c.Value)
+			if err != nil {
+				return "", crawlkeeper.Errorf(crawlkeeper.EUNAUTHORIZED, "unknown token")
+			}
+			tok, ok = string(b), true
 		}
 	}
 	if !ok || tok == "" {

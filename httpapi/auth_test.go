@@ -15,12 +15,13 @@ func TestTokenCookie(t *testing.T) {
 	tokens := []crawlkeeper.TokenConfig{
 		{Name: "reader", Token: "tok-read", Scopes: []string{"read"}},
 		{Name: "boss", Token: "tok-admin", Scopes: []string{"admin"}},
+		{Name: "odd", Token: "tok; odd", Scopes: []string{"read"}},
 	}
 	f := newFixture(t, tokens, nil)
 	get := func(cookie, bearer string) int {
 		req, _ := http.NewRequest("GET", f.srv.URL+"/api/v1/stats", nil)
 		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: httpapi.TokenCookie, Value: cookie})
+			req.AddCookie(&http.Cookie{Name: httpapi.TokenCookie, Value: httpapi.TokenCookieValue(cookie)})
 		}
 		if bearer != "" {
 			req.Header.Set("Authorization", "Bearer "+bearer)
@@ -32,6 +33,12 @@ func TestTokenCookie(t *testing.T) {
 		res.Body.Close()
 		return res.StatusCode
 	}
+	// A cookie that is not base64url is refused, not taken as a token.
+	req, _ := http.NewRequest("GET", f.srv.URL+"/api/v1/stats", nil)
+	req.AddCookie(&http.Cookie{Name: httpapi.TokenCookie, Value: "tok-read"})
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 401 {
+		t.Fatalf("raw token in the cookie: %v %v, want 401", res.StatusCode, err)
+	}
 	for _, c := range []struct {
 		name           string
 		cookie, bearer string
@@ -42,6 +49,7 @@ func TestTokenCookie(t *testing.T) {
 		{"unknown cookie", "nope", "", 401},
 		{"header wins over cookie", "tok-read", "nope", 401},
 		{"admin header", "", "tok-admin", 200},
+		{"token with a space and a semicolon", "tok; odd", "", 200},
 	} {
 		if got := get(c.cookie, c.bearer); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
@@ -51,7 +59,7 @@ func TestTokenCookie(t *testing.T) {
 	// cookie allowed.
 	for cookie, want := range map[string]int{"tok-read": 403, "tok-admin": 200} {
 		req, _ := http.NewRequest("POST", f.srv.URL+"/api/v1/archive?dry_run=true", nil)
-		req.AddCookie(&http.Cookie{Name: httpapi.TokenCookie, Value: cookie})
+		req.AddCookie(&http.Cookie{Name: httpapi.TokenCookie, Value: httpapi.TokenCookieValue(cookie)})
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
