@@ -2,8 +2,8 @@ package httpapi
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"crypto/subtle"
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strings"
