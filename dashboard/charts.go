@@ -22,6 +22,8 @@ type Chart struct {
 	Time   bool      `json:"time"`
 	X      []float64 `json:"x"`
 	Labels []string  `json:"labels,omitempty"`
+	// XLabel names the x values of a category chart in the legend.
+	XLabel string `json:"xlabel,omitempty"`
 	// Percent says values are fractions, shown as percentages.
 	Percent bool     `json:"percent,omitempty"`
 	Series  []Series `json:"series"`
@@ -93,7 +95,7 @@ func FillRateChart(fields []crawlkeeper.FieldReport, roundOrder []string) Chart 
 	}
 	slices.Sort(rest)
 	rounds = append(rounds, rest...)
-	c := Chart{Kind: "lines", Labels: rounds, Percent: true}
+	c := Chart{Kind: "lines", Labels: rounds, XLabel: "round", Percent: true}
 	for i := range rounds {
 		c.X = append(c.X, float64(i))
 	}
@@ -157,7 +159,7 @@ func LifetimeChart(ls []crawlkeeper.Lifetime) Chart {
 			}
 		}
 	}
-	c := Chart{Kind: "bars", Series: []Series{{Label: "records"}}}
+	c := Chart{Kind: "bars", XLabel: "lifetime", Series: []Series{{Label: "records"}}}
 	for i, b := range lifetimeBins {
 		c.X = append(c.X, float64(i))
 		c.Labels = append(c.Labels, b.label)
@@ -194,7 +196,7 @@ func TopChanges(stats map[string]*crawlkeeper.SourceStats, n int) []SourceChange
 
 // ChangesChart draws changes per week for the given sources, in order.
 func ChangesChart(top []SourceChange) Chart {
-	c := Chart{Kind: "bars", Series: []Series{{Label: "changes per week"}}}
+	c := Chart{Kind: "bars", XLabel: "source", Series: []Series{{Label: "changes per week"}}}
 	for i, s := range top {
 		c.X = append(c.X, float64(i))
 		c.Labels = append(c.Labels, s.Source)
@@ -209,6 +211,6 @@ func ChangesChart(top []SourceChange) Chart {
 func FreshnessChart(st *pipeline.Status) Chart {
 	fresh := max(st.Active-st.Due, 0)
 	stale := max(st.Due-st.NeverProcessed, 0)
-	return Chart{Kind: "bars", X: []float64{0, 1, 2}, Labels: []string{"fresh", "due again", "never processed"},
+	return Chart{Kind: "bars", XLabel: "state", X: []float64{0, 1, 2}, Labels: []string{"fresh", "due again", "never processed"},
 		Series: []Series{{Label: "active records", Values: []*float64{val(float64(fresh)), val(float64(stale)), val(float64(st.NeverProcessed))}}}}
 }

@@ -338,16 +338,14 @@ func (m *rateMeter) observe(now time.Time, n float64) (perMinute float64, over t
 	for len(m.samples) > 1 && now.Sub(m.samples[0].at) > time.Hour {
 		m.samples = m.samples[1:]
 	}
-	// The oldest sample still inside the window; the start when none is.
+	// The oldest sample inside the window that is old enough to measure
+	// over; without one, the average since the dashboard started.
 	from := m.start
 	for _, s := range m.samples {
-		if now.Sub(s.at) <= rateWindow {
+		if age := now.Sub(s.at); age <= rateWindow && age >= 10*time.Second {
 			from = s
 			break
 		}
-	}
-	if from.at.Before(m.start.at) {
-		from = m.start
 	}
 	span := now.Sub(from.at)
 	if span <= 0 {

@@ -13,7 +13,7 @@
 			return "—";
 		}
 		if (percent) {
-			return (v * 100).toFixed(v < 0.1 ? 1 : 0) + "%";
+			return (v * 100).toFixed(v > 0 && v < 0.1 ? 1 : 0) + "%";
 		}
 		if (Math.abs(v) >= 1000) {
 			return Math.round(v).toLocaleString("en");
@@ -33,7 +33,7 @@
 		var xs = spec.x || [];
 		var points = 0;
 		var data = [xs];
-		var series = [{ label: spec.time ? "time" : "" }];
+		var series = [{ label: spec.time ? "time (UTC)" : (spec.xlabel || "") }];
 		(spec.series || []).forEach(function (s, i) {
 			var color = palette[i % palette.length];
 			var values = s.values || [];
@@ -57,20 +57,29 @@
 		// Half a step of room on each side keeps the first and last bars
 		// whole.
 		var step = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) / (xs.length - 1) : (spec.time ? 600 : 1);
-		var xAxis = { stroke: "#555" };
+		var xAxis = { stroke: "#555", space: spec.time ? 110 : 40 };
 		if (!spec.time) {
 			var labels = spec.labels || [];
 			xAxis.splits = function () { return xs; };
 			xAxis.values = function (u, splits) { return splits.map(function (i) { return labels[i] == null ? "" : labels[i]; }); };
 		}
 		var opts = {
+			// Times on the pages are UTC; the charts agree with them.
+			tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); },
 			width: Math.max(el.clientWidth, 320),
 			height: height,
 			series: series,
 			scales: {
 				x: {
 					time: !!spec.time,
-					range: function (u, min, max) { return [min - step / 2, max + step / 2]; },
+					// uPlot widens a single x value to a whole range of its
+					// own; center the one point (or bar) instead.
+					range: function (u, min, max) {
+						if (xs.length === 1) {
+							return [xs[0] - step / 2, xs[0] + step / 2];
+						}
+						return [min - step / 2, max + step / 2];
+					},
 				},
 				y: {
 					range: function (u, min, max) {
