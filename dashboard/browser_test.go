@@ -27,6 +27,10 @@ import (
 // chromiumPath is where Debian's chromium package puts the browser.
 const chromiumPath = "/usr/bin/chromium"
 
+// chromiumEnv, when set, names the browser to use and makes a missing one
+// an error instead of a skip (CI sets it).
+const chromiumEnv = "CRAWLKEEPER_TEST_CHROMIUM"
+
 // browser drives one headless Chromium against a test server. Every check
 // that fails saves a screenshot first and names its path.
 type browser struct {
@@ -45,14 +49,21 @@ type problem struct{ source, url, text string }
 
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("skipping the browser tests: no Chromium at %s (install Debian's package: apt-get install -y chromium)", chromiumPath)
+	path := chromiumPath
+	if p := os.Getenv(chromiumEnv); p != "" {
+		path = p
+	}
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv(chromiumEnv) != "" {
+			t.Fatalf("%s=%s: %v", chromiumEnv, path, err)
+		}
+		t.Skipf("skipping the browser tests: no Chromium at %s (install Debian's package: apt-get install -y chromium)", path)
 	}
 	// These flags keep Chromium from reaching out to the network on its
 	// own (updates, sync, field trials), which a closed network refuses
 	// slowly; the profile is new and empty each time.
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
+		chromedp.ExecPath(path),
 		chromedp.Headless,
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
