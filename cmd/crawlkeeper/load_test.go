@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,4 +114,11 @@ func TestLoad(t *testing.T) {
 	if chk["archived"].(float64) == 0 {
 		t.Fatalf("the archiver never moved anything during the load: %v", chk)
 	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }
