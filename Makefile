@@ -10,7 +10,7 @@ build: ## build ./crawlkeeper
 	CGO_ENABLED=0 $(GO) build -o crawlkeeper ./cmd/crawlkeeper
 
 test: ## run the tests with the race detector (the README's test command)
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 ci: ## run what CI runs, services included
 	bash .ci/run
