@@ -129,6 +129,10 @@ type ArchiveConfig struct {
 	Every Duration `yaml:"every" json:"every,omitempty"`
 	// Batch is how many records move per batch. Defaults to 1000.
 	Batch int `yaml:"batch" json:"batch,omitempty"`
+	// Lease is how long one serve process holds the archiver without
+	// finishing its pass; processes sharing a store take turns. Defaults
+	// to Every plus one minute.
+	Lease Duration `yaml:"lease" json:"lease,omitempty"`
 }
 
 // MonitorConfig configures crawl-round tracking.
@@ -163,6 +167,10 @@ type PipelineConfig struct {
 	// MaxFailures sends a record to the dead letters after this many
 	// failures. Defaults to 3.
 	MaxFailures int `yaml:"max_failures" json:"max_failures,omitempty"`
+	// Lease is how long a serve process holds the scan without renewing
+	// it; when it dies, another process sharing the store takes over after
+	// at most this long. Defaults to 2m.
+	Lease Duration `yaml:"lease" json:"lease,omitempty"`
 	// Exec configures the exec processor.
 	Exec ExecConfig `yaml:"exec" json:"exec,omitempty"`
 }

@@ -72,6 +72,9 @@ type Engine struct {
 	// MaxFailures is how often a processor may fail on one record version
 	// before the record goes to the dead letters. Defaults to 3.
 	MaxFailures int
+	// LeaseTTL is how long the scan lease lasts without renewal (Run).
+	// Defaults to DefaultLeaseTTL.
+	LeaseTTL time.Duration
 	// Owner names this process in the scan lease that keeps two
 	// processes sharing a store from running passes at once. Defaults to
 	// host name and process id.
@@ -219,6 +222,9 @@ func (e *Engine) Apply(c crawlkeeper.PipelineConfig) {
 	}
 	if e.MaxFailures == 0 {
 		e.MaxFailures = c.MaxFailures
+	}
+	if e.LeaseTTL == 0 {
+		e.LeaseTTL = c.Lease.D()
 	}
 }
 

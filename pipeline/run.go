@@ -13,10 +13,17 @@ import (
 // a shared store.
 const ScanLease = "pipeline.scan"
 
-// leaseTTL is how long the scan lease lasts without renewal; it is
-// renewed every third of that, so a process that dies hands the scan over
-// within leaseTTL.
-const leaseTTL = 2 * time.Minute
+// DefaultLeaseTTL is how long the scan lease lasts without renewal; it
+// is renewed every third of that, so a process that dies hands the scan
+// over within the TTL.
+const DefaultLeaseTTL = 2 * time.Minute
+
+func (e *Engine) leaseTTL() time.Duration {
+	if e.LeaseTTL > 0 {
+		return e.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
 
 // retryAfter is how long Run waits after a failed pass or a failed
 // real-time receive before trying again.
@@ -126,12 +133,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer e.Save(context.WithoutCancel(ctx))
 	owner := e.owner()
 	for ctx.Err() == nil {
-		ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, leaseTTL, e.clock().Now())
+		ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, e.leaseTTL(), e.clock().Now())
 		if err != nil || !ok {
 			if err != nil && ctx.Err() == nil {
 				e.logger().Warn("scan lease", "err", err)
 			}
-			e.sleep(ctx, leaseTTL/2)
+			e.sleep(ctx, e.leaseTTL()/2)
 			continue
 		}
 		e.scanWhileLeased(ctx, owner)
@@ -150,9 +157,9 @@ func (e *Engine) scanWhileLeased(ctx context.Context, owner string) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-e.clock().After(leaseTTL / 3):
+			case <-e.clock().After(e.leaseTTL() / 3):
 			}
-			ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, leaseTTL, e.clock().Now())
+			ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, e.leaseTTL(), e.clock().Now())
 			if ctx.Err() != nil {
 				return
 			}

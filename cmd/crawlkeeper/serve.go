@@ -230,7 +230,11 @@ func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts ser
 			return tick(ctx, every, func(ctx context.Context) {
 				// Several serve processes may share a server store: the
 				// lease makes one of them run each pass.
-				ok, err := e.store.AcquireLease(ctx, "archiver", owner, every+time.Minute, e.a.now())
+				ttl := e.a.cfg.Archive.Lease.D()
+				if ttl <= 0 {
+					ttl = every + time.Minute
+				}
+				ok, err := e.store.AcquireLease(ctx, "archiver", owner, ttl, e.a.now())
 				if err != nil || !ok {
 					return
 				}
