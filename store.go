@@ -164,7 +164,9 @@ type SourceStats struct {
 	// ArchivedByReason counts archived records by reason.
 	ArchivedByReason map[ArchiveReason]int64 `json:"archived_by_reason,omitempty"`
 	// MedianLifetimeS is the median of last_updated_at − crawled_at over
-	// archived records, in seconds.
+	// archived records, in seconds. Stores may take it over the most
+	// recently archived records only (SQLite: the last 100,000), so it
+	// stays cheap on large archives.
 	MedianLifetimeS *float64 `json:"median_lifetime_s,omitempty"`
 	// ChangesPerWeek is content changes per week over the last 4 weeks.
 	ChangesPerWeek *float64 `json:"changes_per_week,omitempty"`
