@@ -80,6 +80,9 @@ type Ingester struct {
 	// Progress, when set, is called after each batch with the items read
 	// so far.
 	Progress func(read int)
+	// Retry retries a batch that failed transiently. Nil uses the
+	// defaults of Retry.
+	Retry *Retry
 }
 
 type rawChunk struct {
@@ -291,7 +294,15 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 	if g.MarksInStore || g.Monitor != nil {
 		b.Marks = MarksFromItems(items, now)
 	}
-	res, err := g.Store.Ingest(ctx, b)
+	// A batch is idempotent (re-applying it converges), so a store outage
+	// or a lost race is retried with backoff before the ingest fails; the
+	// items are acknowledged only once the commit succeeded.
+	var res *IngestResult
+	err := g.Retry.Do(ctx, func() error {
+		var err error
+		res, err = g.Store.Ingest(ctx, b)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	driver "github.com/go-sql-driver/mysql"
 )
 
@@ -376,7 +377,7 @@ func (s *Store) wrap(what string, err error) error {
 		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change stored the same key; retry", Err: err}
 	case isErr(err, errPacketTooBig), errors.Is(err, driver.ErrPktTooLarge):
 		return &crawlkeeper.Error{Code: crawlkeeper.ETOOLARGE, Message: what + ": a record exceeds the server's max_allowed_packet; raise it or lower limits.max_item_bytes", Err: err}
-	case errors.Is(err, driver.ErrInvalidConn):
+	case errors.Is(err, driver.ErrInvalidConn), sqlstore.NetworkError(err):
 		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: the connection to %s broke; retry later", what, s.where), Err: err}
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -157,3 +157,9 @@ func (s *Store) RawAnalyze(ctx context.Context) error {
 	}
 	return rows.Close()
 }
+
+// RawSyncIDs moves the id counter past every stored id.
+func (s *Store) RawSyncIDs(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE meta SET value = GREATEST(value, (SELECT coalesce(max(id), 0) + 1 FROM active), (SELECT coalesce(max(id), 0) + 1 FROM archive)) WHERE name = 'next_id'`)
+	return err
+}

@@ -89,8 +89,8 @@ type PassReport struct {
 	Rate float64 `json:"rate"`
 	// Resumed is set when the pass continued from a checkpoint, From
 	// being the position it continued from.
-	Resumed bool  `json:"-"`
-	From    int64 `json:"-"`
+	Resumed bool  `json:"resumed"`
+	From    int64 `json:"from"`
 	// Read counts the records the pass read.
 	Read int64 `json:"-"`
 	// Finished is false when the pass stopped early (an error or the

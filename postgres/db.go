@@ -64,6 +64,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -256,7 +257,10 @@ func (s *Store) wrap(what string, err error) error {
 		}
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+	// A connection the server (or the network) closed shows up as
+	// ErrConnClosed or a "conn closed" lock error on the pooled connection.
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || sqlstore.NetworkError(err) ||
+		errors.Is(err, pgconn.ErrConnClosed) || strings.Contains(err.Error(), "conn closed") {
 		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: PostgreSQL at %s did not answer; retry later", what, s.where), Err: err}
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -143,3 +143,9 @@ func (s *Store) RawAnalyze(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `VACUUM ANALYZE active, archive, history`)
 	return err
 }
+
+// RawSyncIDs moves the id sequence past every stored id.
+func (s *Store) RawSyncIDs(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `SELECT setval('record_ids', greatest((SELECT coalesce(max(id), 0) FROM active), (SELECT coalesce(max(id), 0) FROM archive), 1))`)
+	return err
+}

@@ -61,6 +61,9 @@ type app struct {
 
 	cfg   *crawlkeeper.Config
 	clock func() time.Time
+	// speed is the clock's pace relative to real time (the demo's
+	// time-lapse); 0 means real time.
+	speed float64
 }
 
 // Run runs crawlkeeper with args (without the program name) and returns

@@ -84,7 +84,11 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		if !r.Met {
 			met = "NO"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t\n", r.Name, num(r.Value), num(r.Baseline), r.Unit, r.Ratio, r.Target, met)
+		ratio := "-"
+		if r.Ratio != 0 {
+			ratio = fmt.Sprintf("%.3g", r.Ratio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, num(r.Value), num(r.Baseline), r.Unit, ratio, r.Target, met)
 	}
 	tw.Flush()
 	return nil
@@ -110,5 +114,31 @@ func num(v float64) string {
 	return fmt.Sprintf("%.3f", v)
 }
 
-// benchExtras returns the measurements of optional capabilities.
-func benchExtras(a *app) []bench.Measurement { return nil }
+// benchExtras returns the measurements of the pipeline and the monitor:
+// the embedded monitor in a scratch SQLite store, or Redis with
+// --monitor.
+func benchExtras(a *app) []bench.Measurement {
+	return []bench.Measurement{bench.Pipeline, bench.Monitor(func(ctx context.Context, name string) (crawlkeeper.Monitor, func(), error) {
+		var st crawlkeeper.Store
+		closeSt := func() {}
+		if a.monitorURL == "" {
+			var err error
+			st, closeSt, err = backends.OpenScratch(ctx, "", os.TempDir(), "monitor-"+name)
+			if err != nil {
+				return nil, nil, err
+			}
+		}
+		m, err := backends.OpenMonitor(ctx, a.monitorURL, st, a.cfg.MonitorOptions())
+		if err != nil {
+			closeSt()
+			return nil, nil, err
+		}
+		return m, func() {
+			if c, ok := m.(interface{ Clear(context.Context) error }); ok {
+				c.Clear(context.Background())
+			}
+			m.Close()
+			closeSt()
+		}, nil
+	})}
+}

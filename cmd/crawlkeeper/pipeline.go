@@ -36,12 +36,23 @@ func (p *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.processors, "processors", "", "comma-separated processor chain (default: pipeline.processors, dates,fingerprint,stats)")
 }
 
-// appClock is the pipeline's clock: the app's (possibly fixed) time, and
-// real waits.
-type appClock struct{ now func() time.Time }
+// appClock is the pipeline's clock: the app's (possibly fixed or
+// time-lapse) time, and waits that last d of that time.
+type appClock struct {
+	now func() time.Time
+	// speed is how many clock seconds pass per real second (the demo's
+	// time-lapse); 0 means 1.
+	speed float64
+}
 
-func (c appClock) Now() time.Time                         { return c.now() }
-func (c appClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (c appClock) Now() time.Time { return c.now() }
+
+func (c appClock) After(d time.Duration) <-chan time.Time {
+	if c.speed > 1 {
+		d = time.Duration(float64(d) / c.speed)
+	}
+	return time.After(d)
+}
 
 // chainNames returns the configured processor chain.
 func (e *env) chainNames(flagValue string) []string {
@@ -113,7 +124,7 @@ func (e *env) buildChain(names []string, workers int) ([]crawlkeeper.Processor, 
 // configured chain; flags override the configuration. The returned
 // function releases the processors.
 func (e *env) engine(f pipelineFlags, logger *slog.Logger) (*pipeline.Engine, func(), error) {
-	eng := &pipeline.Engine{Store: e.store, Clock: appClock{e.a.now}, Logger: logger,
+	eng := &pipeline.Engine{Store: e.store, Clock: appClock{now: e.a.now, speed: e.a.speed}, Logger: logger,
 		Readers: f.readers, Workers: f.workers, Batch: f.batch, MaxRate: f.maxRate}
 	if f.period != "" {
 		d, err := crawlkeeper.ParseDuration(f.period)

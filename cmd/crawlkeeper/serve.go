@@ -28,8 +28,9 @@ type serveOptions struct {
 	clock func() time.Time
 	// ready, when set, receives the listening address.
 	ready func(addr string)
-	// extra adds routes and background work (demo simulation).
-	background []func(ctx context.Context) error
+	// simulate, when set, runs next to the server with its wiring (the
+	// demo's simulated crawl).
+	simulate func(ctx context.Context, srv *httpapi.Server, env *env) error
 }
 
 func runServe(ctx context.Context, a *app, args []string) error {
@@ -142,8 +143,8 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	defer stopBG()
 	done := make(chan struct{})
 	loops := env.backgroundLoops(srv, logger, opts)
-	for _, f := range opts.background {
-		loops = append(loops, f)
+	if opts.simulate != nil {
+		loops = append(loops, func(ctx context.Context) error { return opts.simulate(ctx, srv, env) })
 	}
 	running := len(loops)
 	for _, f := range loops {

@@ -15,6 +15,12 @@ import (
 // URL; the server stops when the test ends.
 func startServe(t *testing.T, c *cli, extra ...string) string {
 	t.Helper()
+	return startServeWith(t, c, serveOptions{}, extra...)
+}
+
+// startServeWith is startServe with serve options (the flag-only knobs).
+func startServeWith(t *testing.T, c *cli, opts serveOptions, extra ...string) string {
+	t.Helper()
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
 	fs := a.newFlags("serve", "serve")
 	if _, err := a.parse(fs, append([]string{"--data", c.data}, extra...)); err != nil {
@@ -24,7 +30,9 @@ func startServe(t *testing.T, c *cli, extra ...string) string {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, a, serveOptions{addr: "127.0.0.1:0", ready: func(addr string) { addrc <- addr }})
+		opts.addr = "127.0.0.1:0"
+		opts.ready = func(addr string) { addrc <- addr }
+		done <- serve(ctx, a, opts)
 	}()
 	var base string
 	select {

@@ -1,0 +1,190 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/memqueue"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
+	"github.com/crawlkeeper/crawlkeeper/processors"
+)
+
+// Pipeline measures the reprocessing engine: a full rescan pass with a
+// no-op processor against the raw keyset read of the same table
+// (scan_pass), and the time from an ingest's commit to its records'
+// processed_at in real time (realtime_p99).
+var Pipeline = Measurement{
+	Names: []string{"scan_pass", "realtime_p99"},
+	Run:   runPipeline,
+}
+
+func loadRaw(ctx context.Context, opts *Options, raw Raw, n int) error {
+	for from := 0; from < n; from += chunk {
+		to := min(from+chunk, n)
+		opts.progress("scan_pass (load)", from, n)
+		recs, err := prepareRecords(opts, from, to, 0, 1)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(recs); i += crawlkeeper.DefaultBatchSize {
+			if err := raw.RawUpsert(ctx, recs[i:min(i+crawlkeeper.DefaultBatchSize, len(recs))]); err != nil {
+				return err
+			}
+		}
+	}
+	if err := raw.RawSyncIDs(ctx); err != nil {
+		return err
+	}
+	return raw.RawAnalyze(ctx)
+}
+
+func runPipeline(ctx context.Context, env *Env) ([]Result, error) {
+	opts := &env.Options
+	var results []Result
+	if opts.want("scan_pass") {
+		st, closeSt, err := opts.Open(ctx, "scan")
+		if err != nil {
+			return nil, err
+		}
+		defer closeSt()
+		raw, ok := st.(Raw)
+		if !ok {
+			return nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "this store backend offers no raw baselines for the benchmark")
+		}
+		n := opts.Scale
+		if err := loadRaw(ctx, opts, raw, n); err != nil {
+			return nil, err
+		}
+		e := &pipeline.Engine{Store: st, Processors: []crawlkeeper.Processor{processors.Noop{}}}
+		if err := e.Init(ctx); err != nil {
+			return nil, err
+		}
+		const batch = 500
+		var t timer
+		const rounds = 2
+		for i := 0; i < rounds; i++ {
+			opts.progress("scan_pass", i, rounds)
+			if err := t.timeB(func() error {
+				after, total := int64(0), 0
+				for {
+					k, last, err := raw.RawKeyset(ctx, after, batch)
+					if err != nil {
+						return err
+					}
+					total += k
+					if k < batch {
+						break
+					}
+					after = last
+				}
+				if total != n {
+					return fmt.Errorf("scan_pass baseline read %d of %d records", total, n)
+				}
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+			if err := t.timeA(func() error {
+				rep, err := e.RunPass(ctx)
+				if err == nil && rep.Processed != int64(n) {
+					err = fmt.Errorf("scan_pass processed %d of %d records", rep.Processed, n)
+				}
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+		results = append(results, ratioResult("scan_pass", "records/s", rate(rounds*n, t.a), rate(rounds*n, t.b), rounds*n, 0.5))
+	}
+	if opts.want("realtime_p99") {
+		r, err := runRealtime(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// runRealtime ingests batches of new items with the engine's real-time
+// loop running and measures, per record, the time from the batch's commit
+// (taken before the notification is published) to the moment its
+// processed_at is written.
+func runRealtime(ctx context.Context, opts *Options) (Result, error) {
+	st, closeSt, err := opts.Open(ctx, "realtime")
+	if err != nil {
+		return Result{}, err
+	}
+	defer closeSt()
+	q := memqueue.New(0)
+	written := &writeClock{Store: st, at: map[int64]time.Time{}}
+	e := &pipeline.Engine{Store: written, Processors: []crawlkeeper.Processor{processors.Noop{}}, Queue: q}
+	if err := e.Init(ctx); err != nil {
+		return Result{}, err
+	}
+	rt := make(chan error, 1)
+	go func() { rt <- e.RunRealtime(ctx) }()
+	committed := map[int64]time.Time{}
+	var mu sync.Mutex
+	g := &crawlkeeper.Ingester{Store: st, Config: &crawlkeeper.Config{}, Dates: opts.Dates, Now: func() time.Time { return Now }}
+	g.AfterCommit = append(g.AfterCommit, func(_ context.Context, _ []*crawlkeeper.Prepared, res *crawlkeeper.IngestResult) {
+		now := time.Now()
+		mu.Lock()
+		for _, r := range res.Touched {
+			committed[r.ID] = now
+		}
+		mu.Unlock()
+	}, crawlkeeper.PublishTouched(q))
+	n := min(max(opts.Scale/20, 2000), 20000)
+	const batch = 100
+	for from := 0; from < n; from += batch {
+		opts.progress("realtime_p99", from, n)
+		if _, err := g.Ingest(ctx, bytesReader(NDJSON(from, min(from+batch, n), 0)), crawlkeeper.Meta{}); err != nil {
+			return Result{}, err
+		}
+		// Crawlers deliver in bursts, not in one stream: a short gap lets
+		// each burst be processed as it would be in production.
+		time.Sleep(5 * time.Millisecond)
+	}
+	q.Close()
+	if err := <-rt; err != nil {
+		return Result{}, err
+	}
+	var lat []time.Duration
+	written.mu.Lock()
+	for id, c := range committed {
+		w, ok := written.at[id]
+		if !ok {
+			written.mu.Unlock()
+			return Result{}, fmt.Errorf("realtime_p99: record %d was not processed in real time", id)
+		}
+		lat = append(lat, w.Sub(c))
+	}
+	written.mu.Unlock()
+	r := Result{Name: "realtime_p99", Unit: "ms", Value: percentile(lat, 0.99), N: len(lat), Target: "value <= 1000"}
+	r.Met = r.Value <= 1000
+	return r, nil
+}
+
+// writeClock notes when each record's processing result was committed.
+type writeClock struct {
+	crawlkeeper.Store
+	mu sync.Mutex
+	at map[int64]time.Time
+}
+
+func (w *writeClock) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWrite) ([]int64, error) {
+	skipped, err := w.Store.WriteProcessed(ctx, ws)
+	now := time.Now()
+	if err == nil {
+		w.mu.Lock()
+		for _, p := range ws {
+			w.at[p.ID] = now
+		}
+		w.mu.Unlock()
+	}
+	return skipped, err
+}
