@@ -94,6 +94,10 @@ alerts:
 		t.Fatalf("GET /api/v1/alerts: %d %+v", code, l)
 	}
 	first := *l.EvaluatedAt
+	var bad map[string]map[string]string
+	if code := getJSON(t, base+"/api/v1/alerts?limit=0", &bad); code != 400 || !strings.Contains(bad["error"]["message"], "limit") {
+		t.Fatalf("limit=0: %d %v", code, bad)
+	}
 	stop()
 
 	// Restarted, serve evaluates again at once; the alert still fires and
