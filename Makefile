@@ -1,10 +1,10 @@
 # Run `make help` for the targets.
 GO ?= go
 
-.PHONY: help build test race ci fmt vet tidy
+.PHONY: help build test race ci fmt vet tidy dashboard-assets
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
 build: ## build ./crawlkeeper
 	CGO_ENABLED=0 $(GO) build -o crawlkeeper ./cmd/crawlkeeper
@@ -23,3 +23,9 @@ vet: ## go vet
 
 tidy: ## tidy go.mod
 	$(GO) mod tidy
+
+dashboard-assets: ## install the dashboard's chart library from dashboard/package-lock.json and copy it into dashboard/assets/vendor/
+	cd dashboard && npm ci --no-audit --no-fund --ignore-scripts
+	mkdir -p dashboard/assets/vendor
+	cp dashboard/node_modules/uplot/dist/uPlot.iife.min.js dashboard/node_modules/uplot/dist/uPlot.min.css dashboard/assets/vendor/
+	cp dashboard/node_modules/uplot/LICENSE dashboard/assets/vendor/uPlot.LICENSE

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,19 +11,61 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-// authorize checks the request's bearer token against the configured
-// tokens and the route's scope. It returns the token's name for logs (the
-// token itself is never logged). admin implies every scope.
+// TokenCookie is the cookie that carries a token for browsers. The
+// dashboard's login sets it (HttpOnly, SameSite=Strict), and every route
+// accepts it as it accepts the Authorization header: a browser cannot add
+// a header to a link or a form. SameSite=Strict keeps other sites'
+// requests from carrying it, and the cross-origin protection refuses
+// their state-changing requests anyway.
+const TokenCookie = "crawlkeeper_token"
+
+// TokenCookieValue is the TokenCookie value that carries token: base64url,
+// because a token from the configuration may hold bytes a cookie cannot.
+func TokenCookieValue(token string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(token))
+}
+
+// AuthRequired reports whether the server checks tokens; without tokens
+// every route is open (serve then listens on loopback only).
+func (s *Server) AuthRequired() bool { return len(s.Tokens) > 0 }
+
+// Authorize checks the request's token (the Authorization bearer header,
+// else the TokenCookie) against the configured tokens and scope. It
+// returns the token's name for logs (the token itself is never logged);
+// admin implies every scope. Without configured tokens, or for an empty
+// scope, it allows everything. Errors are EUNAUTHORIZED (no or unknown
+// token) or EFORBIDDEN (the token lacks the scope).
+func (s *Server) Authorize(r *http.Request, scope string) (string, error) {
+	return s.authorize(r, scope)
+}
+
 func (s *Server) authorize(r *http.Request, scope string) (string, error) {
 	if scope == "" || len(s.Tokens) == 0 {
 		return "", nil
 	}
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		if c, err := r.Cookie(TokenCookie); err == nil && c.Value != "" {
+			b, err := base64.RawURLEncoding.DecodeString(c.Value)
+			if err != nil {
+				return "", crawlkeeper.Errorf(crawlkeeper.EUNAUTHORIZED, "unknown token")
+			}
+			tok, ok = string(b), true
+		}
+	}
 	if !ok || tok == "" {
 		return "", crawlkeeper.Errorf(crawlkeeper.EUNAUTHORIZED, "this route needs a token with scope %q: send it as \"Authorization: Bearer TOKEN\"", scope)
 	}
-	t := s.lookupToken(strings.TrimSpace(tok))
+	return s.CheckToken(strings.TrimSpace(tok), scope)
+}
+
+// CheckToken checks a token given directly (the dashboard's login form)
+// for scope, with Authorize's results.
+func (s *Server) CheckToken(tok, scope string) (string, error) {
+	if scope == "" || len(s.Tokens) == 0 {
+		return "", nil
+	}
+	t := s.lookupToken(tok)
 	if t == nil {
 		return "", crawlkeeper.Errorf(crawlkeeper.EUNAUTHORIZED, "unknown token")
 	}

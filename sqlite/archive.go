@@ -383,3 +383,32 @@ func medianSeconds(us []int64) float64 {
 	}
 	return float64(us[n/2-1]+us[n/2]) / 2 / 1e6
 }
+
+var _ crawlkeeper.LifetimeReader = (*Store)(nil)
+
+// RecentLifetimes implements crawlkeeper.LifetimeReader. The LIMIT applies
+// to a walk of archive_archived_at from its newest end, so the query reads
+// limit index entries and their rows whatever the archive's size.
+func (s *Store) RecentLifetimes(ctx context.Context, limit int) ([]crawlkeeper.Lifetime, error) {
+	if limit <= 0 {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "recent lifetimes: limit %d must be positive", limit)
+	}
+	rows, err := s.r.QueryContext(ctx, recentLifetimesQuery, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent lifetimes: %w", err)
+	}
+	defer rows.Close()
+	out := make([]crawlkeeper.Lifetime, 0, min(limit, 1024))
+	for rows.Next() {
+		var l crawlkeeper.Lifetime
+		var us int64
+		if err := rows.Scan(&l.Source, &us); err != nil {
+			return nil, fmt.Errorf("recent lifetimes: %w", err)
+		}
+		l.Lifetime = time.Duration(us) * time.Microsecond
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+const recentLifetimesQuery = `SELECT source, last_updated_at - crawled_at FROM archive ORDER BY archived_at DESC LIMIT ?`

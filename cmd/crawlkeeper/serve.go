@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/dashboard"
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
 	"github.com/crawlkeeper/crawlkeeper/metrics"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
 func init() {
@@ -115,6 +117,7 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	if err := env.extendServer(ctx, srv, logger); err != nil {
 		return err
 	}
+	srv.Dashboard = env.dashboard(ctx, srv, logger)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -176,6 +179,39 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// dashboard builds the web dashboard over the environment serve opened.
+// Without a monitor, opening it again gives the reason the rounds pages
+// show.
+func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) http.Handler {
+	o := dashboard.Options{
+		Store:    e.store,
+		Monitor:  e.mon,
+		Archiver: srv.Archiver,
+		Metrics:  srv.Metrics,
+		Auth:     srv,
+		Now:      e.a.now,
+		Logger:   logger.With("part", "dashboard"),
+	}
+	if e.mon == nil {
+		if _, err := e.monitor(ctx); err != nil {
+			o.MonitorReason = crawlkeeper.ErrorMessage(err)
+		}
+	}
+	if eng := e.eng; eng != nil {
+		o.PipelineStatus = func(ctx context.Context) (*pipeline.Status, error) {
+			return pipeline.ReadStatus(ctx, e.store, eng.Chain(), eng.Period, e.a.now())
+		}
+		o.RetryDeadLetters = func(ctx context.Context, ids []int64) (*dashboard.RetryResult, error) {
+			out, removed, err := eng.RetryDeadLetters(ctx, ids)
+			if err != nil {
+				return nil, err
+			}
+			return &dashboard.RetryResult{Retried: len(removed), Processed: out.Processed, Skipped: out.Skipped, Failed: out.Failed}, nil
+		}
+	}
+	return dashboard.New(o)
 }
 
 // backgroundLoops returns the periodic work of a serve process.
