@@ -205,7 +205,7 @@ type TokenConfig struct {
 
 // AlertsConfig configures alert rules and where they are delivered.
 type AlertsConfig struct {
-	// Webhooks receive alerts.
+	// Webhooks receive every alert when it fires and when it resolves.
 	Webhooks []WebhookConfig `yaml:"webhooks" json:"webhooks,omitempty"`
 	// Rules are the conditions evaluated by serve.
 	Rules []AlertRule `yaml:"rules" json:"rules,omitempty"`
@@ -215,22 +215,42 @@ type AlertsConfig struct {
 
 // WebhookConfig is one alert destination.
 type WebhookConfig struct {
+	// URL receives a POST per alert event (http or https).
 	URL string `yaml:"url" json:"url"`
-	// Format is "json" (default) or "slack".
+	// Format is "json" (default: the whole event) or "slack" (a
+	// {"text": ...} body that Slack, Mattermost and Rocket.Chat accept).
 	Format string `yaml:"format" json:"format,omitempty"`
 }
 
-// AlertRule is one alert condition. Kind selects the condition; the other
-// fields parameterise it as each kind documents.
+// AlertRule is one alert condition. Kind selects the condition (see the
+// Alert* kinds); the other fields parameterise it as each kind documents.
 type AlertRule struct {
-	Name      string   `yaml:"name" json:"name"`
-	Kind      string   `yaml:"kind" json:"kind"`
-	Source    string   `yaml:"source" json:"source,omitempty"`
-	Round     string   `yaml:"round" json:"round,omitempty"`
-	Field     string   `yaml:"field" json:"field,omitempty"`
-	Buckets   int      `yaml:"buckets" json:"buckets,omitempty"`
-	For       Duration `yaml:"for" json:"for,omitempty"`
-	Threshold float64  `yaml:"threshold" json:"threshold,omitempty"`
+	// Name identifies the rule in alerts and in its state. Defaults to
+	// the kind, followed by the source, round or field when set.
+	Name string `yaml:"name" json:"name"`
+	// Kind is one of round_stalled, ingest_stopped, date_errors,
+	// freshness, fill_rate, dead_letters.
+	Kind string `yaml:"kind" json:"kind"`
+	// Source limits the rule to one source; empty evaluates every source
+	// (ingest_stopped, date_errors, fill_rate).
+	Source string `yaml:"source" json:"source,omitempty"`
+	// Round is the round to watch (round_stalled) or to compare with the
+	// round before it (fill_rate). Defaults to the newest round.
+	Round string `yaml:"round" json:"round,omitempty"`
+	// Field is the watched field of fill_rate.
+	Field string `yaml:"field" json:"field,omitempty"`
+	// Buckets is how many buckets without a done target make a round
+	// stalled. Defaults to 3.
+	Buckets int `yaml:"buckets" json:"buckets,omitempty"`
+	// For is the period of ingest_stopped (defaults to 1h) and of
+	// freshness (defaults to pipeline.period).
+	For Duration `yaml:"for" json:"for,omitempty"`
+	// Threshold: the share of active records with date errors above which
+	// date_errors fires (defaults to 0.05); the relative drop of the fill
+	// rate against the previous round above which fill_rate fires
+	// (defaults to 0.2, i.e. 20% lower); the number of dead letters above
+	// which dead_letters fires (defaults to 0).
+	Threshold float64 `yaml:"threshold" json:"threshold,omitempty"`
 }
 
 // SourcePolicy is the resolved configuration of one source: every field
@@ -279,6 +299,9 @@ func (c *Config) Validate() error {
 		if _, err := c.Policy(name); err != nil {
 			return err
 		}
+	}
+	if err := c.Alerts.Validate(); err != nil {
+		return err
 	}
 	for i, t := range c.Serve.Tokens {
 		if t.Token == "" {

@@ -89,6 +89,19 @@ pipeline:
   processors: [dates, fingerprint, stats]   # also extract, exec, noop
   max_failures: 3            # failures of one processor before a record goes to the dead letters
   # exec: {command: [python3, enrich.py], timeout: 10s, version: 1}
+alerts:                      # evaluated by serve; each alert fires once and resolves once
+  every: 1m
+  # webhooks:
+  #   - url: https://hooks.slack.com/services/T000/B000/XXXX
+  #     format: slack          # {"text": ...}; json (default) posts the whole event
+  rules: []
+  # rules:
+  #   - {kind: round_stalled, buckets: 3}              # newest round: no target done in 3 buckets
+  #   - {kind: ingest_stopped, source: example-jobs, for: 1h}
+  #   - {kind: date_errors, threshold: 0.05}           # share of active records per source
+  #   - {kind: freshness}                              # oldest processed_at older than pipeline.period
+  #   - {kind: fill_rate, field: salary, threshold: 0.2}   # 20% lower than the previous round
+  #   - {kind: dead_letters, threshold: 0}
 `
 
 // String renders cfg back to YAML, for `crawlkeeper config show`.

@@ -85,3 +85,57 @@ func TestLoadFromEnv(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+func TestParseAlerts(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+alerts:
+  every: 30s
+  webhooks:
+    - url: https://hooks.slack.com/services/T0/B0/secret
+      format: slack
+    - url: http://127.0.0.1:9000/alerts
+  rules:
+    - {kind: round_stalled, buckets: 6}
+    - {name: jobs-quiet, kind: ingest_stopped, source: jobs, for: 2h}
+    - {kind: date_errors, threshold: 0.1}
+    - {kind: freshness}
+    - {kind: fill_rate, source: jobs, field: salary, threshold: 0.25}
+    - {kind: dead_letters, threshold: 10}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Alerts
+	if a.EveryOrDefault() != 30*time.Second || len(a.Webhooks) != 2 || len(a.Rules) != 6 {
+		t.Fatalf("alerts = %+v", a)
+	}
+	var names []string
+	for _, r := range a.Rules {
+		names = append(names, r.RuleName())
+	}
+	if got := strings.Join(names, " "); got != "round_stalled jobs-quiet date_errors freshness fill_rate:jobs:salary dead_letters" {
+		t.Fatalf("names %s", got)
+	}
+	if a.Rules[1].For.D() != 2*time.Hour {
+		t.Fatalf("for = %v", a.Rules[1].For)
+	}
+}
+
+func TestParseAlertErrors(t *testing.T) {
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"UnknownKind":    {"alerts:\n  rules:\n    - kind: disk_full\n", `kind "disk_full": use one of round_stalled`},
+		"UnknownKey":     {"alerts:\n  rules:\n    - kind: freshness\n      period: 2h\n", "period"},
+		"FillNeedsField": {"alerts:\n  rules:\n    - kind: fill_rate\n", "field: NAME"},
+		"ShareOverOne":   {"alerts:\n  rules:\n    - kind: date_errors\n      threshold: 5\n", "from 0 to 1"},
+		"SameName":       {"alerts:\n  rules:\n    - kind: freshness\n    - kind: freshness\n", `named "freshness"`},
+		"BadWebhook":     {"alerts:\n  webhooks:\n    - url: hooks.example/x\n", "http or https URL"},
+		"BadFormat":      {"alerts:\n  webhooks:\n    - url: https://hooks.example/x\n      format: teams\n", `format "teams"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := config.Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -124,7 +124,7 @@ func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slo
 	}
 	eng.Queue = e.queue
 	e.eng, e.releaseEngine = eng, release
-	srv.Extra = append(srv.Extra, httpapi.PipelineRoutes(&pipelineAPI{e: e}))
+	srv.Extra = append(srv.Extra, httpapi.PipelineRoutes(&pipelineAPI{e: e}), httpapi.AlertRoutes(&alertsAPI{e: e}))
 	if err := e.monitorIngest(ctx, srv.Ingester); err != nil {
 		if crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
 			return err
@@ -139,7 +139,7 @@ func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slo
 
 // extraLoops returns the background work of the optional capabilities.
 func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(context.Context) error {
-	loops := e.pipelineLoops(logger)
+	loops := append(e.pipelineLoops(logger), e.alertLoop(logger))
 	if e.mon != nil {
 		loops = append(loops, func(ctx context.Context) error {
 			crawlkeeper.RunMerger(ctx, e.mon, time.Minute, e.a.now, func(err error) { logger.Warn("merge buckets", "err", err) })

@@ -1,0 +1,219 @@
+"""Tests of the crawlkeeper Scrapy pipeline against local HTTP servers.
+
+Run with the Python that has Scrapy (Debian: /usr/bin/python3):
+
+    /usr/bin/python3 -m unittest discover -s integrations/scrapy -v
+"""
+
+import datetime
+import http.server
+import json
+import threading
+import time
+import unittest
+import urllib.parse
+
+from scrapy import Item, Field, Spider
+from scrapy.utils.test import get_crawler
+
+from crawlkeeper_scrapy import CrawlkeeperPipeline
+
+
+class Recorder(http.server.ThreadingHTTPServer):
+    """A fake crawlkeeper: answers with a scripted list of statuses (then 200)
+    and records every request; `gate`, when set, holds answers until set."""
+
+    daemon_threads = True
+
+    def __init__(self, script=(), gate=None):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.script = list(script)
+        self.gate = gate
+        self.requests = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self):
+        return "http://127.0.0.1:%d" % self.server_address[1]
+
+    def close(self):
+        if self.gate is not None:
+            self.gate.set()
+        self.shutdown()
+        self.server_close()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        srv = self.server
+        with srv.lock:
+            srv.requests.append((self.path, dict(self.headers), body))
+            status = srv.script.pop(0) if srv.script else 200
+        if srv.gate is not None:
+            srv.gate.wait(30)
+        items = [json.loads(line) for line in body.decode().splitlines() if line]
+        if status == 200:
+            answer = {"read": len(items), "inserted": len(items), "changed": 0, "unchanged": 0, "rejected": 0, "errors": []}
+        elif status == 400:
+            answer = {"read": len(items), "inserted": len(items) - 1, "changed": 0, "unchanged": 0, "rejected": 1,
+                      "errors": [{"line": 1, "error": "metadata _round must be an integer or a string"}]}
+        else:
+            answer = {"error": {"code": "unavailable" if status >= 500 else "unauthorized", "message": "scripted %d" % status}}
+        data = json.dumps(answer).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the pipeline gave up waiting (the slow-server test)
+
+
+class Page(Item):
+    title = Field()
+    url = Field()
+    seen = Field()
+
+
+class ReferenceSpider(Spider):
+    name = "reference"
+
+
+def make_pipeline(server, **settings):
+    base = {
+        "CRAWLKEEPER_URL": server.url,
+        "CRAWLKEEPER_TOKEN": "tok",
+        "CRAWLKEEPER_BACKOFF": 0.01,
+        "CRAWLKEEPER_FLUSH_INTERVAL": 0.05,
+    }
+    base.update(settings)
+    crawler = get_crawler(ReferenceSpider, settings_dict=base)
+    crawler.spider = crawler._create_spider()
+    pipe = CrawlkeeperPipeline.from_crawler(crawler)
+    pipe.open_spider(crawler.spider)
+    return pipe, crawler
+
+
+def sent_items(server):
+    out = []
+    for _, _, body in server.requests:
+        out.extend(json.loads(line) for line in body.decode().splitlines())
+    return out
+
+
+class PipelineTest(unittest.TestCase):
+    def test_batches_carry_source_round_target_and_token(self):
+        server = Recorder()
+        self.addCleanup(server.close)
+        pipe, crawler = make_pipeline(server, CRAWLKEEPER_BATCH=2, CRAWLKEEPER_ROUND="7", CRAWLKEEPER_TARGET_FIELD="url")
+        when = datetime.datetime(2026, 3, 1, 12, 0)
+        for i in range(5):
+            item = Page(title="Page %d" % i, url="http://site.example/%d" % i, seen=when)
+            self.assertIs(pipe.process_item(item, crawler.spider), item)
+        pipe.close_spider(crawler.spider)
+
+        self.assertEqual(len(server.requests), 3)  # 2 + 2 + 1
+        path, headers, _ = server.requests[0]
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
+        self.assertEqual(urllib.parse.urlparse(path).path, "/api/v1/items")
+        self.assertEqual(query, {"source": ["reference"], "round": ["7"]})
+        self.assertEqual(headers["Authorization"], "Bearer tok")
+        self.assertEqual(headers["Content-Type"], "application/x-ndjson")
+        items = sent_items(server)
+        self.assertEqual([it["title"] for it in items], ["Page %d" % i for i in range(5)])
+        self.assertEqual(items[3]["_target"], "http://site.example/3")
+        self.assertEqual(items[0]["seen"], "2026-03-01T12:00:00")
+        c = pipe.snapshot()
+        self.assertEqual((c["sent"], c["inserted"], c["dropped"], c["failed"], c["batches"]), (5, 5, 0, 0, 3))
+        self.assertEqual(crawler.stats.get_value("crawlkeeper/sent"), 5)
+
+    def test_spider_argument_round_wins(self):
+        server = Recorder()
+        self.addCleanup(server.close)
+        crawler = get_crawler(ReferenceSpider, settings_dict={"CRAWLKEEPER_URL": server.url, "CRAWLKEEPER_ROUND": "1", "CRAWLKEEPER_FLUSH_INTERVAL": 0.01})
+        spider = ReferenceSpider(crawlkeeper_round="2")
+        pipe = CrawlkeeperPipeline.from_crawler(crawler)
+        pipe.open_spider(spider)
+        pipe.process_item({"title": "a", "url": "http://a/"}, spider)
+        pipe.close_spider(spider)
+        self.assertIn("round=2", server.requests[0][0])
+
+    def test_retries_on_503_and_429(self):
+        server = Recorder(script=[503, 429, 502])
+        self.addCleanup(server.close)
+        pipe, crawler = make_pipeline(server, CRAWLKEEPER_RETRIES=5)
+        pipe.process_item({"title": "a", "url": "http://a/"}, crawler.spider)
+        pipe.close_spider(crawler.spider)
+        self.assertEqual(len(server.requests), 4)
+        bodies = {body for _, _, body in server.requests}
+        self.assertEqual(len(bodies), 1, "every attempt sends the same batch")
+        c = pipe.snapshot()
+        self.assertEqual((c["sent"], c["retries"], c["failed"]), (1, 3, 0))
+
+    def test_gives_up_after_the_retries(self):
+        server = Recorder(script=[503] * 10)
+        self.addCleanup(server.close)
+        pipe, crawler = make_pipeline(server, CRAWLKEEPER_RETRIES=2)
+        pipe.process_item({"title": "a"}, crawler.spider)
+        pipe.close_spider(crawler.spider)
+        self.assertEqual(len(server.requests), 3)
+        self.assertEqual(pipe.snapshot()["failed"], 1)
+
+    def test_client_errors_are_not_retried(self):
+        server = Recorder(script=[401])
+        self.addCleanup(server.close)
+        pipe, crawler = make_pipeline(server, CRAWLKEEPER_RETRIES=5)
+        pipe.process_item({"title": "a"}, crawler.spider)
+        pipe.process_item({"title": "b"}, crawler.spider)
+        pipe.close_spider(crawler.spider)
+        self.assertEqual(len(server.requests), 1)
+        self.assertEqual(pipe.snapshot()["failed"], 2)
+
+    def test_rejected_items_are_counted(self):
+        server = Recorder(script=[400])
+        self.addCleanup(server.close)
+        pipe, crawler = make_pipeline(server)
+        for i in range(3):
+            pipe.process_item({"title": str(i)}, crawler.spider)
+        pipe.close_spider(crawler.spider)
+        c = pipe.snapshot()
+        self.assertEqual((c["sent"], c["rejected"], c["failed"]), (2, 1, 0))
+
+    def test_a_slow_server_never_blocks_the_crawl(self):
+        gate = threading.Event()
+        server = Recorder(gate=gate)
+        self.addCleanup(server.close)
+        pipe, crawler = make_pipeline(server, CRAWLKEEPER_BATCH=2, CRAWLKEEPER_QUEUE_SIZE=3,
+                                      CRAWLKEEPER_CLOSE_TIMEOUT=0.5, CRAWLKEEPER_TIMEOUT=2)
+        start = time.monotonic()
+        for i in range(100):
+            pipe.process_item({"title": str(i)}, crawler.spider)
+        elapsed = time.monotonic() - start
+        self.assertLess(elapsed, 1.0, "process_item waited for the server")
+        # At most the queue plus one batch in the sender's hands got through.
+        self.assertGreaterEqual(pipe.snapshot()["dropped"], 100 - 3 - 2)
+
+        start = time.monotonic()
+        pipe.close_spider(crawler.spider)
+        self.assertLess(time.monotonic() - start, 5, "close_spider outlived its timeouts")
+        gate.set()
+        c = pipe.snapshot()
+        self.assertEqual(c["sent"] + c["failed"] + c["dropped"], 100, c)
+        self.assertEqual(crawler.stats.get_value("crawlkeeper/dropped"), c["dropped"])
+
+    def test_not_configured_without_url(self):
+        from scrapy.exceptions import NotConfigured
+        with self.assertRaises(NotConfigured):
+            CrawlkeeperPipeline.from_crawler(get_crawler(ReferenceSpider, settings_dict={}))
+        with self.assertRaises(ValueError):
+            CrawlkeeperPipeline(url="127.0.0.1:8080")
+
+
+if __name__ == "__main__":
+    unittest.main()
