@@ -119,7 +119,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 	if len(moves) == 0 {
 		return moved, nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("archive: begin: %w", err)
 	}
@@ -132,7 +132,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 	if err != nil {
 		return nil, fmt.Errorf("archive: %w", err)
 	}
-	w := newWriter(ctx, tx)
+	w := s.newWriter(ctx, tx)
 	defer w.close()
 	at := crawlkeeper.Truncate(now)
 	for _, m := range moves {
@@ -197,7 +197,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 	if len(ids) == 0 {
 		return restored, nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("restore: begin: %w", err)
 	}
@@ -206,7 +206,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	w := newWriter(ctx, tx)
+	w := s.newWriter(ctx, tx)
 	defer w.close()
 	for _, id := range ids {
 		r := cur[id]
@@ -235,12 +235,12 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 	if len(updates) == 0 {
 		return 0, nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("update events: %w", err)
 	}
 	defer tx.Rollback()
-	w := newWriter(ctx, tx)
+	w := s.newWriter(ctx, tx)
 	defer w.close()
 	n := 0
 	for _, u := range updates {
@@ -292,12 +292,12 @@ func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("purge: %w", err)
 	}
 	defer tx.Rollback()
-	w := newWriter(ctx, tx)
+	w := s.newWriter(ctx, tx)
 	defer w.close()
 	n := 0
 	for _, id := range ids {

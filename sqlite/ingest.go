@@ -28,7 +28,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		return res, nil
 	}
 	now := crawlkeeper.Truncate(b.Now)
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: begin: %w", err)
 	}
@@ -43,7 +43,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		return nil, fmt.Errorf("ingest: read id counter: %w", err)
 	}
 	startID := nextID
-	w := newWriter(ctx, tx)
+	w := s.newWriter(ctx, tx)
 	defer w.close()
 	touched := map[int64]int{} // id → index in res.Touched
 
@@ -244,12 +244,13 @@ func loadItems(ctx context.Context, tx *sql.Tx, items []*crawlkeeper.Prepared, s
 // writer holds the prepared statements of one write transaction.
 type writer struct {
 	ctx   context.Context
+	s     *Store
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
 }
 
-func newWriter(ctx context.Context, tx *sql.Tx) *writer {
-	return &writer{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+func (s *Store) newWriter(ctx context.Context, tx *sql.Tx) *writer {
+	return &writer{ctx: ctx, s: s, tx: tx, stmts: map[string]*sql.Stmt{}}
 }
 
 func (w *writer) close() {
@@ -259,12 +260,13 @@ func (w *writer) close() {
 	}
 }
 
-// exec runs q with a statement prepared once per transaction.
+// exec runs q with a statement prepared once on the writer connection
+// and borrowed by this transaction.
 func (w *writer) exec(q string, args ...any) (sql.Result, error) {
 	st, ok := w.stmts[q]
 	if !ok {
 		var err error
-		st, err = w.tx.PrepareContext(w.ctx, q)
+		st, err = w.s.writeStmt(w.ctx, w.tx, q)
 		if err != nil {
 			return nil, fmt.Errorf("prepare: %w", err)
 		}

@@ -151,12 +151,12 @@ func (s *Store) RawArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record
 }
 
 func (s *Store) rawTx(ctx context.Context, f func(w *writer) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	w := newWriter(ctx, tx)
+	w := s.newWriter(ctx, tx)
 	defer w.close()
 	if err := f(w); err != nil {
 		return fmt.Errorf("raw: %w", err)

@@ -26,7 +26,13 @@ func (s *Store) ScanActive(ctx context.Context, afterID, maxID int64, limit int)
 }
 
 func (s *Store) queryRecords(ctx context.Context, q string, args ...any) ([]*crawlkeeper.Record, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	// The rescan runs these few queries thousands of times per pass:
+	// preparing each time cost a seventh of the read.
+	st, err := s.readStmt(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("scan: %w", err)
 	}
@@ -97,53 +103,59 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 		}
 		ws = uniq
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("write processed: %w", err)
 	}
 	defer tx.Rollback()
-	stmts := map[int]*sql.Stmt{}
+	// Results that set event fields go through their own statement: SQLite
+	// rewrites every index holding a column named in SET, even when the
+	// value stays the same, and event_at heads a covering index. Most
+	// results (every processor but dates) leave it alone.
+	var plain, withEvent []crawlkeeper.ProcessedWrite
+	for _, p := range ws {
+		if p.SetEvent {
+			withEvent = append(withEvent, p)
+		} else {
+			plain = append(plain, p)
+		}
+	}
+	type stmtKey struct {
+		n     int
+		event bool
+	}
+	stmts := map[stmtKey]*sql.Stmt{}
 	defer func() {
 		for _, st := range stmts {
 			st.Close()
 		}
 	}()
 	written := make(map[int64]bool, len(ws))
-	for rest := ws; len(rest) > 0; {
-		n := min(len(rest), writeChunk)
-		chunk := rest[:n]
-		rest = rest[n:]
-		st, ok := stmts[n]
-		if !ok {
-			st, err = tx.PrepareContext(ctx, writeProcessedSQL(n))
-			if err != nil {
-				return nil, fmt.Errorf("write processed: prepare: %w", err)
+	for _, group := range [][]crawlkeeper.ProcessedWrite{plain, withEvent} {
+		for rest := group; len(rest) > 0; {
+			n := min(len(rest), writeChunk)
+			chunk := rest[:n]
+			rest = rest[n:]
+			event := chunk[0].SetEvent
+			k := stmtKey{n, event}
+			st, ok := stmts[k]
+			if !ok {
+				st, err = s.writeStmt(ctx, tx, writeProcessedSQL(n, event))
+				if err != nil {
+					return nil, fmt.Errorf("write processed: prepare: %w", err)
+				}
+				stmts[k] = st
 			}
-			stmts[n] = st
-		}
-		args := make([]any, 0, 8*n)
-		for _, p := range chunk {
-			setEvent := 0
-			if p.SetEvent {
-				setEvent = 1
+			args := make([]any, 0, 7*n)
+			for _, p := range chunk {
+				args = append(args, p.ID, p.Version, p.ProcessedAt.UnixMicro(), p.Chain, blobArg(p.Derived))
+				if event {
+					args = append(args, timeArg(p.EventAt), jsonStrings(p.DateErrors))
+				}
 			}
-			args = append(args, p.ID, p.Version, p.ProcessedAt.UnixMicro(), p.Chain, blobArg(p.Derived),
-				setEvent, timeArg(p.EventAt), jsonStrings(p.DateErrors))
-		}
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return nil, fmt.Errorf("write processed: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("write processed: %w", err)
+			if err := collectIDs(ctx, st, args, written); err != nil {
+				return nil, err
 			}
-			written[id] = true
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("write processed: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -157,14 +169,36 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	return skipped, nil
 }
 
-// writeProcessedSQL is the UPDATE of n results. VALUES columns are
-// id, version, processed_at, chain, derived, set_event, event_at and
-// date_errors; event fields change only where set_event is 1.
-func writeProcessedSQL(n int) string {
-	return `UPDATE active SET processed_at = v.column3, processed_version = v.column2, processed_chain = v.column4, derived = v.column5,
-		event_at = CASE WHEN v.column6 = 1 THEN v.column7 ELSE active.event_at END,
-		date_errors = CASE WHEN v.column6 = 1 THEN v.column8 ELSE active.date_errors END
-	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?,?,?,?,?,?,?,?),", n), ",") + `) AS v
+// collectIDs runs a write-back statement and notes the ids it returned.
+func collectIDs(ctx context.Context, st *sql.Stmt, args []any, written map[int64]bool) error {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("write processed: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("write processed: %w", err)
+		}
+		written[id] = true
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("write processed: %w", err)
+	}
+	return nil
+}
+
+// writeProcessedSQL is the UPDATE of n results, conditioned on each
+// record's version. VALUES columns are id, version, processed_at, chain
+// and derived, then event_at and date_errors when event is set.
+func writeProcessedSQL(n int, event bool) string {
+	set, row := ``, `(?,?,?,?,?),`
+	if event {
+		set, row = `, event_at = v.column6, date_errors = v.column7`, `(?,?,?,?,?,?,?),`
+	}
+	return `UPDATE active SET processed_at = v.column3, processed_version = v.column2, processed_chain = v.column4, derived = v.column5` + set + `
+	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row, n), ",") + `) AS v
 	WHERE active.id = v.column1 AND active.version = v.column2
 	RETURNING active.id`
 }
@@ -176,7 +210,7 @@ func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time
 	err := s.r.QueryRowContext(ctx, `SELECT count(*),
 			count(*) FILTER (WHERE processed_at IS NULL),
 			count(*) FILTER (WHERE processed_at IS NULL OR processed_version != version OR processed_chain != ? OR processed_at < ?),
-			(SELECT min(processed_at) FROM active WHERE processed_at IS NOT NULL)
+			min(processed_at)
 		FROM active`, chain, dueBefore.UnixMicro()).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
 	if err != nil {
 		return nil, fmt.Errorf("freshness: %w", err)
