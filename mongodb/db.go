@@ -182,8 +182,12 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		{s.deadLetters, []mongo.IndexModel{idx(false, "at", "_id")}},
 	}
 	for _, set := range sets {
-		if _, err := set.c.Indexes().CreateMany(ctx, set.m); err != nil {
-			return fmt.Errorf("%s: %w", set.c.Name(), err)
+		// One index per command: FerretDB 1.24 drops the connection when
+		// a createIndexes with several indexes names one that exists.
+		for _, m := range set.m {
+			if _, err := set.c.Indexes().CreateOne(ctx, m); err != nil {
+				return fmt.Errorf("%s: %w", set.c.Name(), err)
+			}
 		}
 	}
 	return nil

@@ -101,17 +101,33 @@ func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time
 	never := bson.D{{Key: "processed_at", Value: nil}}
 	f.Active = count(bson.D{})
 	f.NeverProcessed = count(never)
-	// Processed at another version is a comparison of two fields, which
-	// needs $expr; every other reason to be due is a plain filter.
-	f.Due = count(bson.D{{Key: "$or", Value: bson.A{
-		never,
-		bson.D{{Key: "processed_chain", Value: bson.D{{Key: "$ne", Value: chain}}}},
-		bson.D{{Key: "processed_at", Value: bson.D{{Key: "$lt", Value: dueBefore.UnixMicro()}}}},
-		bson.D{{Key: "$expr", Value: bson.D{{Key: "$ne", Value: bson.A{"$processed_version", "$version"}}}}},
-	}}})
+	// Due are the records never processed, processed by another chain or
+	// before dueBefore, or processed at another version. The last is a
+	// comparison of two fields, which needs $expr (FerretDB 1.24 lacks
+	// $ne there), so it is counted here over the records that are not due
+	// for the other reasons, reading two fields of each.
+	current := bson.D{{Key: "processed_at", Value: bson.D{{Key: "$gte", Value: dueBefore.UnixMicro()}}}, {Key: "processed_chain", Value: chain}}
 	if err != nil {
 		return nil, s.wrap("freshness", err)
 	}
+	vc, err := s.active.Find(ctx, current, options.Find().SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "processed_version", Value: 1}}).SetBatchSize(5000))
+	if err != nil {
+		return nil, s.wrap("freshness", err)
+	}
+	var vs []struct {
+		Version          int64 `bson:"version"`
+		ProcessedVersion int64 `bson:"processed_version"`
+	}
+	if err := vc.All(ctx, &vs); err != nil {
+		return nil, s.wrap("freshness", err)
+	}
+	var upToDate int64
+	for _, v := range vs {
+		if v.Version == v.ProcessedVersion {
+			upToDate++
+		}
+	}
+	f.Due = f.Active - upToDate
 	var d struct {
 		ProcessedAt *int64 `bson:"processed_at"`
 	}
