@@ -110,8 +110,10 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 
 func openDatabase(ctx context.Context, rawURL, name string) (*Store, error) {
 	where := redact(rawURL)
-	client, err := mongo.Connect(options.Client().ApplyURI(rawURL).
-		SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper"))
+	// The defaults come first so that the URL's own options
+	// (serverSelectionTimeoutMS, appName) override them.
+	client, err := mongo.Connect(options.Client().SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper").
+		ApplyURI(rawURL))
 	if err != nil {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
 	}
