@@ -185,6 +185,9 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	if len(locked) == 0 {
 		return moved, nil
 	}
+	if err := s.step("archive:locked"); err != nil {
+		return nil, err
+	}
 	copies := make([]any, len(locked))
 	for i, id := range locked {
 		r, err := cur[id].record()
@@ -210,10 +213,8 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 			}
 		}
 	}
-	if s.afterCopy != nil {
-		if err := s.afterCopy(); err != nil {
-			return nil, err
-		}
+	if err := s.step("archive:copied"); err != nil {
+		return nil, err
 	}
 	gone := map[int64]bool{}
 	if len(copied) > 0 {
@@ -249,6 +250,9 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 			}
 		}
 	}
+	if err := s.step("archive:deleted"); err != nil {
+		return nil, err
+	}
 	if err := s.unlockMoves(ctx, locked); err != nil {
 		return nil, err
 	}
@@ -275,6 +279,9 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 	if err != nil || len(locked) == 0 {
 		return nil, err
 	}
+	if err := s.step("active:locked"); err != nil {
+		return nil, err
+	}
 	docs := make([]any, len(locked))
 	for i, id := range locked {
 		docs[i] = toDoc(byID[id], oldRev[id]+1)
@@ -291,6 +298,9 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 				inserted = append(inserted, id)
 			}
 		}
+	}
+	if err := s.step("active:inserted"); err != nil {
+		return nil, err
 	}
 	done := map[int64]bool{}
 	if len(inserted) > 0 {
@@ -313,15 +323,15 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 				return nil, err
 			}
 			for _, d := range still {
-				if d.Rev == oldRev[d.ID] {
-					continue // deleted meanwhile by a repair; nothing to undo
-				}
 				delete(done, d.ID)
 				if _, err := s.active.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "rev", Value: oldRev[d.ID] + 1}}); err != nil {
 					return nil, err
 				}
 			}
 		}
+	}
+	if err := s.step("active:deleted"); err != nil {
+		return nil, err
 	}
 	if err := s.unlockMoves(ctx, locked); err != nil {
 		return nil, err

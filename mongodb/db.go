@@ -84,9 +84,10 @@ type Store struct {
 	active, archive, history, counters, moves *mongo.Collection
 	state, journal, leases, deadLetters       *mongo.Collection
 
-	// afterCopy, when set, runs between the copy and the delete of a move
-	// to archive; tests use it to simulate a crash there.
-	afterCopy func() error
+	// crashAt, when set, runs after each step of a move ("archive:locked",
+	// "archive:copied", "archive:deleted", and the same for "active");
+	// an error stops the move there, as a crash would. Tests only.
+	crashAt func(step string) error
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
@@ -293,4 +294,12 @@ func duplicateIndexes(err error) (map[int]bool, bool) {
 		out[we.Index] = true
 	}
 	return out, true
+}
+
+// step runs the crash hook of tests after a step of a move.
+func (s *Store) step(name string) error {
+	if s.crashAt == nil {
+		return nil
+	}
+	return s.crashAt(name)
 }
