@@ -508,7 +508,7 @@ func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
 		return 0, nil
 	}
 	in := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
-	docs, err := findDocs(ctx, s.archive, in, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	docs, err := findDocs(ctx, s.archive, in, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "key", Value: 1}}))
 	if err != nil {
 		return 0, s.wrap("purge", err)
 	}
@@ -531,6 +531,17 @@ func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
 	res, err := s.archive.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: gone}}}})
 	if err != nil {
 		return 0, s.wrap("purge", err)
+	}
+	// The keys are released last: a crash before leaves claims of records
+	// that no longer exist, which the next ingest of those keys releases.
+	var release []mongo.WriteModel
+	for _, d := range docs {
+		if !busy[d.ID] {
+			release = append(release, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: d.Key}, {Key: "id", Value: d.ID}}))
+		}
+	}
+	if _, err := s.keys.BulkWrite(ctx, release, options.BulkWrite().SetOrdered(false)); err != nil {
+		return 0, s.wrap("purge keys", err)
 	}
 	return int(res.DeletedCount), nil
 }

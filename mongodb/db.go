@@ -13,14 +13,13 @@ package mongodb
 //     on; when it matches nothing a concurrent writer won and the caller
 //     gets ECONFLICT (ingest) or leaves the record for the next pass
 //     (archive). Ingest is idempotent, so retrying converges.
-//   - Keys are unique in active and in archive through unique indexes. A
-//     key cannot be in both collections under different ids: ingest reads
-//     active before archive, moves copy before they delete, and a move
-//     back to active inserts into active first, where the unique index
-//     rejects a racing insert of the same key.
-//   - Ids come from a counter document ($inc by the number a batch needs,
-//     findOneAndUpdate returning the new value): a range per batch, never
-//     reused.
+//   - Keys are unique in active and in archive through unique indexes,
+//     and across both through the keys collection: a new record first
+//     inserts its key there (_id is the key), and the claim stays until
+//     the record is purged. Moves keep the id, so they never touch it.
+//   - Ids come in a range per batch, reserved by inserting a document
+//     keyed by the range's first id right after the highest reservation
+//     (see takeIDs): never reused, increasing in reservation order.
 //
 // # Moves without transactions
 //
@@ -81,8 +80,10 @@ type Store struct {
 	db     *mongo.Database
 	where  string
 
-	active, archive, history, counters, moves *mongo.Collection
-	state, journal, leases, deadLetters       *mongo.Collection
+	active, archive, history, moves     *mongo.Collection
+	keys                                *mongo.Collection
+	recordIDs, journalSeq               *mongo.Collection
+	state, journal, leases, deadLetters *mongo.Collection
 
 	// crashAt, when set, runs after each step of a move ("archive:locked",
 	// "archive:copied", "archive:deleted", and the same for "active");
@@ -127,7 +128,8 @@ func openDatabase(ctx context.Context, rawURL, name string) (*Store, error) {
 	s := &Store{
 		client: client, db: db, where: where,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
-		counters: db.Collection("counters"), moves: db.Collection("moves"), state: db.Collection("state"),
+		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
+		moves: db.Collection("moves"), keys: db.Collection("keys"), state: db.Collection("state"),
 		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
 	}
 	if err := s.createIndexes(ctx); err != nil {

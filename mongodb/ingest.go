@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
@@ -12,35 +14,54 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// recordIDs is the _id of the counter document that hands out record ids.
-const recordIDs = "record_id"
-
-// takeIDs reserves n consecutive ids with one atomic $inc and returns the
-// first. The counter document is created by the first call.
-func (s *Store) takeIDs(ctx context.Context, name string, n int64) (int64, error) {
-	var c struct {
-		Last int64 `bson:"last"`
+// takeIDs reserves n consecutive numbers of the sequence kept in c and
+// returns the first. Each reservation is a document {_id: first, last}
+// inserted right after the highest one: the unique _id makes two
+// processes that read the same highest reservation collide, and the loser
+// reads again. An atomic $inc on one counter document would do on
+// MongoDB, but FerretDB 1.24 applies findAndModify and update as a read
+// followed by a write of the whole document, so concurrent increments
+// get lost there; a unique insert is atomic on both.
+func (s *Store) takeIDs(ctx context.Context, c *mongo.Collection, n int64) (int64, error) {
+	for attempt := 0; attempt < 100; attempt++ {
+		last, err := lastOf(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		now := time.Now()
+		_, err = c.InsertOne(ctx, bson.D{{Key: "_id", Value: last + 1}, {Key: "last", Value: last + n}, {Key: "at", Value: now.UnixMicro()}})
+		if mongo.IsDuplicateKeyError(err) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		// Older reservations only matter to a process that read the
+		// highest one before they were made; after a while none is left,
+		// and they go, now and then, so the collection stays small.
+		if rand.IntN(16) == 0 {
+			c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: last + 1}}},
+				{Key: "at", Value: bson.D{{Key: "$lt", Value: now.Add(-10 * time.Minute).UnixMicro()}}}})
+		}
+		return last + 1, nil
 	}
-	err := s.counters.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: name}},
-		bson.D{{Key: "$inc", Value: bson.D{{Key: "last", Value: n}}}},
-		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&c)
-	if err != nil {
-		return 0, err
-	}
-	return c.Last - n + 1, nil
+	return 0, errConflict
 }
 
-// lastID returns the counter's last id handed out, 0 when none.
-func (s *Store) lastID(ctx context.Context) (int64, error) {
-	var c struct {
+// lastOf returns the last number reserved in the sequence c, 0 when none.
+func lastOf(ctx context.Context, c *mongo.Collection) (int64, error) {
+	var d struct {
 		Last int64 `bson:"last"`
 	}
-	err := s.counters.FindOne(ctx, bson.D{{Key: "_id", Value: recordIDs}}).Decode(&c)
+	err := c.FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}})).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, nil
 	}
-	return c.Last, err
+	return d.Last, err
 }
+
+// lastID returns the last record id handed out, 0 when none.
+func (s *Store) lastID(ctx context.Context) (int64, error) { return lastOf(ctx, s.recordIDs) }
 
 // Ingest implements crawlkeeper.Store. The records of the batch's keys
 // are read (active, then archive), the domain's Merge decides each item
@@ -85,7 +106,7 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	}
 	var ids []int64
 	if n := sqlstore.NewKeys(b.Items, state); n > 0 {
-		first, err := s.takeIDs(ctx, recordIDs, int64(n))
+		first, err := s.takeIDs(ctx, s.recordIDs, int64(n))
 		if err != nil {
 			return nil, fmt.Errorf("take ids: %w", err)
 		}
@@ -123,6 +144,9 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		inserts = append(inserts, toDoc(r, 1))
 	}
 	if len(inserts) > 0 {
+		if err := s.claimKeys(ctx, inserts); err != nil {
+			return nil, err
+		}
 		// Unordered: the documents are independent, and a duplicate key
 		// (a concurrent insert of the same key) must not stop the others.
 		if _, err := s.active.InsertMany(ctx, inserts, options.InsertMany().SetOrdered(false)); err != nil {
@@ -201,4 +225,60 @@ func condUpdate(id, rev int64, set bson.D) *mongo.UpdateOneModel {
 	return mongo.NewUpdateOneModel().
 		SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: rev}}).
 		SetUpdate(bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+}
+
+// claimKeys registers the keys of new records in the keys collection,
+// whose unique _id is the key. Reading active and archive and then
+// inserting cannot see a record that a restore and a new archive move
+// carry past both reads; the claim can, because every record's key stays
+// claimed until the record is purged. A key claimed by a record that no
+// longer exists (a crash between claim and insert, or a purge that
+// stopped before releasing it) is released, and the batch is retried.
+func (s *Store) claimKeys(ctx context.Context, docs []any) error {
+	claims := make([]any, len(docs))
+	for i, d := range docs {
+		r := d.(*recordDoc)
+		claims[i] = bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: r.ID}}
+	}
+	_, err := s.keys.InsertMany(ctx, claims, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return nil
+	}
+	dup, ok := duplicateIndexes(err)
+	if !ok {
+		return fmt.Errorf("claim keys: %w", err)
+	}
+	for i, d := range docs {
+		r := d.(*recordDoc)
+		if !dup[i] {
+			// Ours: released, so that the retry claims it again.
+			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: r.ID}}); err != nil {
+				return fmt.Errorf("release keys: %w", err)
+			}
+			continue
+		}
+		var k struct {
+			ID int64 `bson:"id"`
+		}
+		if err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: r.Key}}).Decode(&k); err != nil {
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				continue
+			}
+			return fmt.Errorf("read key claim: %w", err)
+		}
+		exists := false
+		for _, c := range []*mongo.Collection{s.active, s.archive} {
+			n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: k.ID}})
+			if err != nil {
+				return fmt.Errorf("read key claim: %w", err)
+			}
+			exists = exists || n > 0
+		}
+		if !exists {
+			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: k.ID}}); err != nil {
+				return fmt.Errorf("release a stale key claim: %w", err)
+			}
+		}
+	}
+	return errConflict
 }

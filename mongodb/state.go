@@ -13,10 +13,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// journalSeq is the _id of the counter document of journal sequence
-// numbers.
-const journalSeq = "journal_seq"
-
 // GetState implements crawlkeeper.StateStore.
 func (s *Store) GetState(ctx context.Context, name string) ([]byte, error) {
 	var d struct {
@@ -46,12 +42,12 @@ func (s *Store) PutState(ctx context.Context, name string, value []byte) error {
 }
 
 // AppendJournal implements crawlkeeper.StateStore; sequence numbers come
-// from a counter document, so entries sort by _id in append order.
+// from a sequence like record ids, so entries sort by _id in append order.
 func (s *Store) AppendJournal(ctx context.Context, kind string, at time.Time, body json.RawMessage) error {
 	if body == nil {
 		body = json.RawMessage{}
 	}
-	seq, err := s.takeIDs(ctx, journalSeq, 1)
+	seq, err := s.takeIDs(ctx, s.journalSeq, 1)
 	if err != nil {
 		return s.wrap("append journal", err)
 	}
@@ -84,25 +80,32 @@ func (s *Store) Journal(ctx context.Context, kind string, limit int) ([]crawlkee
 	return out, nil
 }
 
-// AcquireLease implements crawlkeeper.StateStore with one conditional
-// upsert: the filter matches the lease only when it is ours or expired.
-// When it exists but matches not, the upsert's insert fails on the _id and
-// the lease stays with its holder; of several processes racing for a free
-// or expired lease, the server lets exactly one write succeed.
+// AcquireLease implements crawlkeeper.StateStore. The owner renews with
+// an update conditioned on being the owner; anyone else first deletes the
+// lease if it has expired, then inserts it: the unique _id lets exactly
+// one of several processes racing for a free or expired lease insert it.
 func (s *Store) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
-	filter := bson.D{{Key: "_id", Value: name}, {Key: "$or", Value: bson.A{
-		bson.D{{Key: "owner", Value: owner}},
-		bson.D{{Key: "expires_at", Value: bson.D{{Key: "$lte", Value: now.UnixMicro()}}}},
-	}}}
-	update := bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: owner}, {Key: "expires_at", Value: now.Add(ttl).UnixMicro()}}}}
-	res, err := s.leases.UpdateOne(ctx, filter, update, options.UpdateOne().SetUpsert(true))
+	what := "acquire lease " + name
+	expires := now.Add(ttl).UnixMicro()
+	res, err := s.leases.UpdateOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "owner", Value: owner}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "expires_at", Value: expires}}}})
+	if err != nil {
+		return false, s.wrap(what, err)
+	}
+	if res.MatchedCount == 1 {
+		return true, nil
+	}
+	if _, err := s.leases.DeleteOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "expires_at", Value: bson.D{{Key: "$lte", Value: now.UnixMicro()}}}}); err != nil {
+		return false, s.wrap(what, err)
+	}
+	_, err = s.leases.InsertOne(ctx, bson.D{{Key: "_id", Value: name}, {Key: "owner", Value: owner}, {Key: "expires_at", Value: expires}})
 	if mongo.IsDuplicateKeyError(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, s.wrap("acquire lease "+name, err)
+		return false, s.wrap(what, err)
 	}
-	return res.MatchedCount == 1 || res.UpsertedCount == 1, nil
+	return true, nil
 }
 
 // ReleaseLease implements crawlkeeper.StateStore.

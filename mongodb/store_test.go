@@ -65,3 +65,12 @@ func MustOpenStore(tb testing.TB) *mongodb.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return MustOpenStore(tb) })
 }
+
+// TestTwoProcesses ingests overlapping keys through two stores with their
+// own connection pools, as two processes sharing the database would, and
+// archives and restores meanwhile: no key may be stored twice, and of two
+// processes racing for a lease exactly one wins.
+func TestTwoProcesses(t *testing.T) {
+	u := MustDatabaseURL(t)
+	storetest.RunTwoProcesses(t, MustOpen(t, u), MustOpen(t, u))
+}
