@@ -9,11 +9,15 @@ import (
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/bench"
 	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
 
 const envVar = "CRAWLKEEPER_TEST_MONGO"
+
+// The store offers the benchmark its raw baselines.
+var _ bench.Raw = (*mongodb.Store)(nil)
 
 // MustDatabaseURL returns the test server's URL with a new database name
 // in its path, and drops that database when the test ends.
