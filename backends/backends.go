@@ -13,6 +13,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/memqueue"
+	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
 	"github.com/crawlkeeper/crawlkeeper/nats"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
@@ -29,7 +30,7 @@ const DefaultDataDir = "./crawlkeeper-data"
 const SQLiteFile = "crawlkeeper.db"
 
 // StoreSchemes lists the accepted store URL schemes, for messages.
-var StoreSchemes = []string{"sqlite", "postgres", "postgresql", "mysql", "mariadb"}
+var StoreSchemes = []string{"sqlite", "postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv"}
 
 // OpenStore opens the store named by rawURL. An empty URL means the
 // embedded SQLite store in dataDir (DefaultDataDir when empty).
@@ -55,6 +56,8 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 		return postgres.Open(ctx, rawURL)
 	case "mysql", "mariadb":
 		return mysql.Open(ctx, rawURL)
+	case "mongodb", "mongodb+srv":
+		return mongodb.Open(ctx, rawURL)
 	}
 	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown store scheme %q in %q: use one of %s", u.Scheme, redact(u), strings.Join(examples(), ", "))
 }
@@ -97,6 +100,12 @@ func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper
 		return st, closeFn, nil
 	case "mysql", "mariadb":
 		st, closeFn, err := mysql.OpenScratch(ctx, rawURL, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, closeFn, nil
+	case "mongodb", "mongodb+srv":
+		st, closeFn, err := mongodb.OpenScratch(ctx, rawURL, name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -156,7 +165,7 @@ func SQLitePath(u *url.URL) string {
 }
 
 func examples() []string {
-	return []string{"sqlite:///path/to/crawlkeeper.db", "postgres://user:password@host:5432/database", "mysql://user:password@host:3306/database"}
+	return []string{"sqlite:///path/to/crawlkeeper.db", "postgres://user:password@host:5432/database", "mysql://user:password@host:3306/database", "mongodb://user:password@host:27017/database"}
 }
 
 // redact hides a URL's password for messages and logs.

@@ -2,12 +2,17 @@ package backends_test
 
 import (
 	"context"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 func TestOpenStoreErrors(t *testing.T) {
@@ -24,6 +29,7 @@ func TestOpenStoreErrors(t *testing.T) {
 		{"PostgreSQL", "postgresql://u:secret@127.0.0.1:1/db?connect_timeout=2", crawlkeeper.EUNAVAILABLE, "PostgreSQL"},
 		{"MySQL", "mysql://u:secret@127.0.0.1:1/db?timeout=2s", crawlkeeper.EUNAVAILABLE, "MySQL"},
 		{"MariaDB", "mariadb://u:secret@127.0.0.1:1/db?timeout=2s", crawlkeeper.EUNAVAILABLE, "MySQL/MariaDB"},
+		{"MongoDB", "mongodb://u:secret@127.0.0.1:1/db?serverSelectionTimeoutMS=2000", crawlkeeper.EUNAVAILABLE, "MongoDB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := backends.OpenStore(ctx, tc.url, t.TempDir())
@@ -38,5 +44,41 @@ func TestOpenStoreErrors(t *testing.T) {
 				t.Fatalf("error shows the password: %v", err)
 			}
 		})
+	}
+}
+
+// TestOpenScratchMongoDB opens a scratch store on the MongoDB test server,
+// as the benchmark does, and checks that closing it drops its database.
+func TestOpenScratchMongoDB(t *testing.T) {
+	base := os.Getenv("CRAWLKEEPER_TEST_MONGO")
+	if base == "" {
+		t.Skip("set CRAWLKEEPER_TEST_MONGO to a MongoDB URL (e.g. mongodb://127.0.0.1:27017/) to run the MongoDB backend tests")
+	}
+	ctx := context.Background()
+	st, closeFn, err := backends.OpenScratch(ctx, base, t.TempDir(), "backends test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, ok := st.(interface{ Database() *mongo.Database })
+	if !ok {
+		closeFn()
+		t.Fatalf("scratch store is a %T, want the MongoDB store", st)
+	}
+	name := sm.Database().Name()
+	client := sm.Database().Client()
+	before, err := client.ListDatabaseNames(ctx, bson.D{})
+	if err != nil || !slices.Contains(before, name) {
+		closeFn()
+		t.Fatalf("databases %v (%v) lack the scratch database %s", before, err, name)
+	}
+	closeFn()
+	client, err = mongo.Connect(options.Client().ApplyURI(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	after, err := client.ListDatabaseNames(ctx, bson.D{})
+	if err != nil || slices.Contains(after, name) {
+		t.Fatalf("scratch database %s still there after close: %v (%v)", name, after, err)
 	}
 }

@@ -1,7 +1,10 @@
 // Package mongodb holds crawlkeeper's MongoDB code
-// (go.mongodb.org/mongo-driver/v2). This file reads an existing crawl
-// collection for `crawlkeeper import`: every document becomes a JSON item
-// that goes through the normal ingest path, so dedup applies.
+// (go.mongodb.org/mongo-driver/v2): the record store selected by
+// `--store mongodb://...` (Store; db.go explains how it stays correct
+// without multi-document transactions), and, in this file, the reader of
+// an existing crawl collection for `crawlkeeper import`: every document
+// becomes a JSON item that goes through the normal ingest path, so dedup
+// applies.
 package mongodb
 
 import (

@@ -1,0 +1,660 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+var dueColumn = map[crawlkeeper.DueRule]string{
+	crawlkeeper.DueByAge:   "crawled_at",
+	crawlkeeper.DueByStale: "last_updated_at",
+	crawlkeeper.DueByEvent: "event_at",
+}
+
+// SelectDue implements crawlkeeper.ArchiveStore: a range on the rule's
+// (column, _id) index, walked in that order.
+func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
+	col, ok := dueColumn[q.Rule]
+	if !ok {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", q.Rule)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = crawlkeeper.DefaultBatchSize
+	}
+	// $type keeps records without an event date out: null sorts before
+	// numbers and must not count as due.
+	filter := bson.D{{Key: col, Value: bson.D{{Key: "$lte", Value: q.Cutoff.UnixMicro()}, {Key: "$type", Value: "long"}}}}
+	if q.After != nil {
+		at := q.After.At.UnixMicro()
+		filter = append(filter, bson.E{Key: "$or", Value: bson.A{
+			bson.D{{Key: col, Value: bson.D{{Key: "$gt", Value: at}}}},
+			bson.D{{Key: col, Value: at}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After.ID}}}},
+		}})
+	}
+	if len(q.Sources) > 0 {
+		filter = append(filter, bson.E{Key: "source", Value: bson.D{{Key: "$in", Value: q.Sources}}})
+	}
+	if len(q.Exclude) > 0 {
+		filter = append(filter, bson.E{Key: "source", Value: bson.D{{Key: "$nin", Value: q.Exclude}}})
+	}
+	cur, err := s.active.Find(ctx, filter, options.Find().
+		SetSort(bson.D{{Key: col, Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(limit)).
+		SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: 1}, {Key: "last_updated_at", Value: 1}, {Key: col, Value: 1}}))
+	if err != nil {
+		return nil, s.wrap("select due ("+string(q.Rule)+")", err)
+	}
+	var docs []bson.M
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, s.wrap("select due", err)
+	}
+	out := make([]crawlkeeper.DueRecord, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, crawlkeeper.DueRecord{ID: asInt(d["_id"]), Version: asInt(d["version"]),
+			LastUpdatedAt: crawlkeeper.MicrosTime(asInt(d["last_updated_at"])), At: crawlkeeper.MicrosTime(asInt(d[col]))})
+	}
+	return out, nil
+}
+
+// asInt reads an integer field of a generic document, whatever width the
+// server returned it in.
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+// Move directions of an intent.
+const (
+	toArchive = "archive"
+	toActive  = "active"
+)
+
+// intentDoc marks a move in progress (see the package notes).
+type intentDoc struct {
+	ID int64  `bson:"_id"`
+	To string `bson:"to"`
+	// At is the wall-clock time the move started, in Unix microseconds.
+	At int64 `bson:"at"`
+}
+
+// lockMoves inserts move intents for ids and returns those it inserted;
+// the others are being moved by someone else.
+func (s *Store) lockMoves(ctx context.Context, ids []int64, to string) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	at := time.Now().UnixMicro()
+	docs := make([]any, len(ids))
+	for i, id := range ids {
+		docs[i] = intentDoc{ID: id, To: to, At: at}
+	}
+	_, err := s.moves.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return ids, nil
+	}
+	dup, ok := duplicateIndexes(err)
+	if !ok {
+		return nil, err
+	}
+	var out []int64
+	for i, id := range ids {
+		if !dup[i] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) unlockMoves(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.moves.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	return err
+}
+
+// Archive implements crawlkeeper.ArchiveStore without transactions: the
+// records still in the selected state are locked with move intents,
+// copied into archive (payloads compressed, rev kept), and deleted from
+// active only where rev is still the one copied. A record that changed
+// between copy and delete stays active and its copy is removed. A crash
+// at any point is repaired as the package notes describe.
+func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.Time) ([]int64, error) {
+	if len(moves) == 0 {
+		return []int64{}, nil
+	}
+	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
+		return nil, err
+	}
+	moved, err := s.archiveMoves(ctx, moves, crawlkeeper.Truncate(now))
+	if err != nil {
+		return nil, s.wrap("archive", err)
+	}
+	return moved, nil
+}
+
+func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at time.Time) ([]int64, error) {
+	ids := make([]int64, len(moves))
+	for i, m := range moves {
+		ids[i] = m.ID
+	}
+	docs, err := findDocs(ctx, s.active, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, err
+	}
+	cur := make(map[int64]*recordDoc, len(docs))
+	for _, d := range docs {
+		cur[d.ID] = d
+	}
+	reason := map[int64]crawlkeeper.ArchiveReason{}
+	var cand []int64
+	for _, m := range moves {
+		d := cur[m.ID]
+		if d == nil || d.Version != m.Version || d.LastUpdatedAt != m.LastUpdatedAt.UnixMicro() {
+			continue // gone, re-crawled or changed since selection
+		}
+		if _, dup := reason[m.ID]; dup {
+			continue // a move listed twice happens once
+		}
+		reason[m.ID] = m.Reason
+		cand = append(cand, m.ID)
+	}
+	moved := []int64{}
+	if len(cand) == 0 {
+		return moved, nil
+	}
+	locked, err := s.lockMoves(ctx, cand, toArchive)
+	if err != nil {
+		return nil, err
+	}
+	if len(locked) == 0 {
+		return moved, nil
+	}
+	if err := s.step("archive:locked"); err != nil {
+		return nil, err
+	}
+	copies := make([]any, len(locked))
+	for i, id := range locked {
+		r, err := cur[id].record()
+		if err != nil {
+			return nil, err
+		}
+		r.ArchivedAt, r.ArchiveReason = &at, reason[id]
+		copies[i] = toDoc(r, cur[id].Rev)
+	}
+	copied := locked
+	if _, err := s.archive.InsertMany(ctx, copies, options.InsertMany().SetOrdered(false)); err != nil {
+		// An archive document with the id already exists only when an
+		// earlier move left one behind that the repair has not reached:
+		// leave that record to the next pass.
+		dup, ok := duplicateIndexes(err)
+		if !ok {
+			return nil, err
+		}
+		copied = nil
+		for i, id := range locked {
+			if !dup[i] {
+				copied = append(copied, id)
+			}
+		}
+	}
+	if err := s.step("archive:copied"); err != nil {
+		return nil, err
+	}
+	gone := map[int64]bool{}
+	if len(copied) > 0 {
+		models := make([]mongo.WriteModel, len(copied))
+		for i, id := range copied {
+			models[i] = mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: cur[id].Rev}})
+		}
+		res, err := s.active.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range copied {
+			gone[id] = true
+		}
+		if res.DeletedCount != int64(len(copied)) {
+			// Some records changed after the copy: they stay active and
+			// their copies go. A record no longer active at all was moved
+			// by a concurrent repair, which finished this very move.
+			still, err := findDocs(ctx, s.active, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: copied}}}},
+				options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+			if err != nil {
+				return nil, err
+			}
+			var undo []mongo.WriteModel
+			for _, d := range still {
+				delete(gone, d.ID)
+				undo = append(undo, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}, {Key: "rev", Value: cur[d.ID].Rev}}))
+			}
+			if len(undo) > 0 {
+				if _, err := s.archive.BulkWrite(ctx, undo, options.BulkWrite().SetOrdered(false)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := s.step("archive:deleted"); err != nil {
+		return nil, err
+	}
+	if err := s.unlockMoves(ctx, locked); err != nil {
+		return nil, err
+	}
+	for _, id := range cand {
+		if gone[id] {
+			moved = append(moved, id)
+		}
+	}
+	return moved, nil
+}
+
+// moveToActive moves archived records back to active in their new state
+// recs (a restore, or a revive with the merged item): intent, insert into
+// active, delete from archive where rev is still oldRev, remove intent.
+// It returns the ids moved; the others were locked or changed by a
+// concurrent writer and are left as they were.
+func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, oldRev map[int64]int64) ([]int64, error) {
+	byID := make(map[int64]*crawlkeeper.Record, len(recs))
+	ids := make([]int64, len(recs))
+	for i, r := range recs {
+		byID[r.ID], ids[i] = r, r.ID
+	}
+	locked, err := s.lockMoves(ctx, ids, toActive)
+	if err != nil || len(locked) == 0 {
+		return nil, err
+	}
+	if err := s.step("active:locked"); err != nil {
+		return nil, err
+	}
+	docs := make([]any, len(locked))
+	for i, id := range locked {
+		docs[i] = toDoc(byID[id], oldRev[id]+1)
+	}
+	inserted := locked
+	if _, err := s.active.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false)); err != nil {
+		dup, ok := duplicateIndexes(err)
+		if !ok {
+			return nil, err
+		}
+		inserted = nil
+		for i, id := range locked {
+			if !dup[i] {
+				inserted = append(inserted, id)
+			}
+		}
+	}
+	if err := s.step("active:inserted"); err != nil {
+		return nil, err
+	}
+	done := map[int64]bool{}
+	if len(inserted) > 0 {
+		models := make([]mongo.WriteModel, len(inserted))
+		for i, id := range inserted {
+			models[i] = mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: oldRev[id]}})
+			done[id] = true
+		}
+		res, err := s.archive.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+		if err != nil {
+			return nil, err
+		}
+		if res.DeletedCount != int64(len(inserted)) {
+			// An archived copy that is still there was refreshed after it
+			// was read: the new active copy misses that change, so it is
+			// taken back and the record stays archived.
+			still, err := findDocs(ctx, s.archive, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: inserted}}}},
+				options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "rev", Value: 1}}))
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range still {
+				delete(done, d.ID)
+				if _, err := s.active.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "rev", Value: oldRev[d.ID] + 1}}); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := s.step("active:deleted"); err != nil {
+		return nil, err
+	}
+	if err := s.unlockMoves(ctx, locked); err != nil {
+		return nil, err
+	}
+	out := []int64{}
+	for _, id := range ids {
+		if done[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// repair finishes or undoes the moves whose intents started before
+// olderThan (all of them when it is zero), by the rules of the package
+// notes. Every write is conditional, so a move still running elsewhere
+// ends correctly too.
+func (s *Store) repair(ctx context.Context, olderThan time.Time) error {
+	filter := bson.D{}
+	if !olderThan.IsZero() {
+		filter = bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: olderThan.UnixMicro()}}}}
+	}
+	cur, err := s.moves.Find(ctx, filter)
+	if err != nil {
+		return s.wrap("repair moves", err)
+	}
+	var intents []intentDoc
+	if err := cur.All(ctx, &intents); err != nil {
+		return s.wrap("repair moves", err)
+	}
+	for _, in := range intents {
+		if err := s.repairOne(ctx, in); err != nil {
+			return s.wrap("repair the move of record "+itoa(in.ID), err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) repairOne(ctx context.Context, in intentDoc) error {
+	revOf := func(c *mongo.Collection) (int64, bool, error) {
+		var d struct {
+			Rev int64 `bson:"rev"`
+		}
+		err := c.FindOne(ctx, bson.D{{Key: "_id", Value: in.ID}}, options.FindOne().SetProjection(bson.D{{Key: "rev", Value: 1}})).Decode(&d)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return 0, false, nil
+		}
+		return d.Rev, err == nil, err
+	}
+	a, inActive, err := revOf(s.active)
+	if err != nil {
+		return err
+	}
+	r, inArchive, err := revOf(s.archive)
+	if err != nil {
+		return err
+	}
+	if inActive && inArchive {
+		if in.To == toArchive && a == r {
+			// Copied and unchanged since: finish the move.
+			_, err = s.active.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "rev", Value: a}})
+		} else {
+			// Changed after the copy, or a move back to active whose
+			// active copy is the newer one: the active copy wins.
+			_, err = s.archive.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "rev", Value: r}})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err = s.moves.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "at", Value: in.At}})
+	return err
+}
+
+// Restore implements crawlkeeper.ArchiveStore.
+func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return []int64{}, nil
+	}
+	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
+		return nil, err
+	}
+	docs, err := findDocs(ctx, s.archive, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, s.wrap("restore", err)
+	}
+	byID := map[int64]*recordDoc{}
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	var recs []*crawlkeeper.Record
+	oldRev := map[int64]int64{}
+	for _, id := range ids {
+		d := byID[id]
+		if d == nil {
+			continue
+		}
+		delete(byID, id)
+		r, err := d.record()
+		if err != nil {
+			return nil, err
+		}
+		r.ArchivedAt, r.ArchiveReason = nil, ""
+		recs = append(recs, r)
+		oldRev[id] = d.Rev
+	}
+	if len(recs) == 0 {
+		return []int64{}, nil
+	}
+	done, err := s.moveToActive(ctx, recs, oldRev)
+	if err != nil {
+		return nil, s.wrap("restore", err)
+	}
+	return done, nil
+}
+
+// UpdateEvents implements crawlkeeper.ArchiveStore with one conditional
+// update per record.
+func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpdate) (int, error) {
+	last := sqlstore.Dedupe(updates, func(u crawlkeeper.EventUpdate) sqlstore.IDVersion {
+		return sqlstore.IDVersion{ID: u.ID, Version: u.Version}
+	})
+	ok := map[sqlstore.IDVersion]bool{}
+	for _, u := range last {
+		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}, {Key: "version", Value: u.Version}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "event_at", Value: sqlstore.Micros(u.EventAt)}, {Key: "date_errors", Value: nilIfEmpty(u.DateErrors)}}},
+				{Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+		if err != nil {
+			return 0, s.wrap("update events", err)
+		}
+		if res.MatchedCount == 1 {
+			ok[sqlstore.IDVersion{ID: u.ID, Version: u.Version}] = true
+		}
+	}
+	// Count every update that applied, as the embedded store does when it
+	// runs them one by one.
+	n := 0
+	for _, u := range updates {
+		if ok[sqlstore.IDVersion{ID: u.ID, Version: u.Version}] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func nilIfEmpty(xs []string) []string {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}
+
+// ArchivedBefore implements crawlkeeper.ArchiveStore.
+func (s *Store) ArchivedBefore(ctx context.Context, source *string, before time.Time, afterID int64, limit int) ([]*crawlkeeper.Record, error) {
+	if limit <= 0 {
+		limit = crawlkeeper.DefaultBatchSize
+	}
+	filter := bson.D{{Key: "archived_at", Value: bson.D{{Key: "$lt", Value: before.UnixMicro()}}}, {Key: "_id", Value: bson.D{{Key: "$gt", Value: afterID}}}}
+	if source != nil {
+		filter = append(filter, bson.E{Key: "source", Value: *source})
+	}
+	recs, err := findRecords(ctx, s.archive, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
+	if err != nil {
+		return nil, s.wrap("archived before", err)
+	}
+	return recs, nil
+}
+
+// Purge implements crawlkeeper.ArchiveStore. Records being moved are
+// skipped; the history goes before the record, so a crash leaves an
+// archived record without history rather than history without a record.
+func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	in := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+	docs, err := findDocs(ctx, s.archive, in, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "key", Value: 1}}))
+	if err != nil {
+		return 0, s.wrap("purge", err)
+	}
+	busy, err := s.moving(ctx, ids)
+	if err != nil {
+		return 0, s.wrap("purge", err)
+	}
+	var gone []int64
+	for _, d := range docs {
+		if !busy[d.ID] {
+			gone = append(gone, d.ID)
+		}
+	}
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: gone}}}}); err != nil {
+		return 0, s.wrap("purge history", err)
+	}
+	res, err := s.archive.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: gone}}}})
+	if err != nil {
+		return 0, s.wrap("purge", err)
+	}
+	// The keys are released last: a crash before leaves claims of records
+	// that no longer exist, which the next ingest of those keys releases.
+	var release []mongo.WriteModel
+	for _, d := range docs {
+		if !busy[d.ID] {
+			release = append(release, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: d.Key}, {Key: "id", Value: d.ID}}))
+		}
+	}
+	if _, err := s.keys.BulkWrite(ctx, release, options.BulkWrite().SetOrdered(false)); err != nil {
+		return 0, s.wrap("purge keys", err)
+	}
+	return int(res.DeletedCount), nil
+}
+
+// moving returns which of ids have a move intent (all intents for nil).
+func (s *Store) moving(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	filter := bson.D{}
+	if ids != nil {
+		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
+	}
+	cur, err := s.moves.Find(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	var intents []intentDoc
+	if err := cur.All(ctx, &intents); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(intents))
+	for _, in := range intents {
+		out[in.ID] = true
+	}
+	return out, nil
+}
+
+// ArchiveStats implements crawlkeeper.ArchiveStore. The median is
+// interpolated between the two middle values of an even count, as the
+// other stores compute it.
+func (s *Store) ArchiveStats(ctx context.Context, now time.Time) (map[string]*crawlkeeper.SourceStats, error) {
+	out := map[string]*crawlkeeper.SourceStats{}
+	get := func(src string) *crawlkeeper.SourceStats {
+		if out[src] == nil {
+			out[src] = &crawlkeeper.SourceStats{}
+		}
+		return out[src]
+	}
+	type life struct {
+		ID            int64  `bson:"_id"`
+		Source        string `bson:"source"`
+		CrawledAt     int64  `bson:"crawled_at"`
+		LastUpdatedAt int64  `bson:"last_updated_at"`
+	}
+	proj := options.Find().SetProjection(bson.D{{Key: "source", Value: 1}, {Key: "crawled_at", Value: 1}, {Key: "last_updated_at", Value: 1}})
+	cur, err := s.archive.Find(ctx, bson.D{}, proj)
+	if err != nil {
+		return nil, s.wrap("archive stats", err)
+	}
+	var lives []life
+	if err := cur.All(ctx, &lives); err != nil {
+		return nil, s.wrap("archive stats", err)
+	}
+	bySource := map[string][]int64{}
+	for _, l := range lives {
+		bySource[l.Source] = append(bySource[l.Source], l.LastUpdatedAt-l.CrawledAt)
+	}
+	for src, xs := range bySource {
+		slices.Sort(xs)
+		m := float64(xs[len(xs)/2])
+		if len(xs)%2 == 0 {
+			m = (float64(xs[len(xs)/2-1]) + float64(xs[len(xs)/2])) / 2
+		}
+		m /= 1e6
+		get(src).MedianLifetimeS = &m
+	}
+	// Changes per week over the last four weeks, by the source of each
+	// changed record, active or archived.
+	const weeks = 4
+	since := now.Add(-weeks * 7 * 24 * time.Hour).UnixMicro()
+	hc, err := s.history.Find(ctx, bson.D{{Key: "valid_to", Value: bson.D{{Key: "$gte", Value: since}}}},
+		options.Find().SetProjection(bson.D{{Key: "record_id", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap("archive stats", err)
+	}
+	var hs []struct {
+		RecordID int64 `bson:"record_id"`
+	}
+	if err := hc.All(ctx, &hs); err != nil {
+		return nil, s.wrap("archive stats", err)
+	}
+	if len(hs) == 0 {
+		return out, nil
+	}
+	perRecord := map[int64]int64{}
+	var ids []int64
+	for _, h := range hs {
+		if perRecord[h.RecordID] == 0 {
+			ids = append(ids, h.RecordID)
+		}
+		perRecord[h.RecordID]++
+	}
+	source := map[int64]string{}
+	for _, c := range []*mongo.Collection{s.archive, s.active} {
+		cur, err := c.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}, options.Find().SetProjection(bson.D{{Key: "source", Value: 1}}))
+		if err != nil {
+			return nil, s.wrap("archive stats", err)
+		}
+		var ls []life
+		if err := cur.All(ctx, &ls); err != nil {
+			return nil, s.wrap("archive stats", err)
+		}
+		for _, l := range ls {
+			source[l.ID] = l.Source
+		}
+	}
+	counts := map[string]int64{}
+	for id, n := range perRecord {
+		if src, ok := source[id]; ok {
+			counts[src] += n
+		}
+	}
+	for src, n := range counts {
+		v := float64(n) / weeks
+		get(src).ChangesPerWeek = &v
+	}
+	return out, nil
+}

@@ -1,0 +1,214 @@
+package mongodb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/storetest"
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// crashDatabaseURL returns a URL naming a new database on the test server,
+// dropped when the test ends.
+func crashDatabaseURL(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("CRAWLKEEPER_TEST_MONGO")
+	if base == "" {
+		t.Skip("set CRAWLKEEPER_TEST_MONGO to a MongoDB URL (e.g. mongodb://127.0.0.1:27017/) to run the MongoDB crash tests")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	u.Path = "/ck_crash_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		if s, err := Open(context.Background(), u.String()); err == nil {
+			s.db.Drop(context.Background())
+			s.Close()
+		}
+	})
+	return u.String()
+}
+
+func openCrash(t *testing.T, u string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+var errCrash = errors.New("simulated crash")
+
+// copies counts the documents of id in active and in archive.
+func copies(t *testing.T, s *Store, id int64) (active, archived int64) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	if active, err = s.active.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		t.Fatal(err)
+	}
+	if archived, err = s.archive.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		t.Fatal(err)
+	}
+	return active, archived
+}
+
+func mustCheck(t *testing.T, s *Store) {
+	t.Helper()
+	rep, err := s.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK {
+		t.Fatalf("check: %+v", rep.Violations)
+	}
+}
+
+// TestCrashDuringMove stops moves after each of their steps, as a killed
+// process would, then opens the store again (which repairs) and checks
+// that every record is stored exactly once, in the place the interrupted
+// move had reached, and that Check passes.
+func TestCrashDuringMove(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		step string
+		// archived says where the record must be after the repair.
+		archived bool
+	}{
+		{"archive:locked", false},
+		{"archive:copied", true},
+		{"archive:deleted", true},
+		{"active:locked", true},
+		{"active:inserted", false},
+		{"active:deleted", false},
+	} {
+		t.Run(tc.step, func(t *testing.T) {
+			u := crashDatabaseURL(t)
+			s := openCrash(t, u)
+			e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+			res := e.Ingest(`{"title":"a","url":"https://c.test/a"}`, `{"title":"b","url":"https://c.test/b"}`)
+			moves := func() []crawlkeeper.Move {
+				var ms []crawlkeeper.Move
+				for _, id := range res.IDs {
+					r := e.MustGet(id)
+					ms = append(ms, crawlkeeper.Move{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual})
+				}
+				return ms
+			}
+			crash := func(step string) error {
+				if step == tc.step {
+					return errCrash
+				}
+				return nil
+			}
+			if tc.step[:7] == "archive" {
+				s.crashAt = crash
+				if _, err := s.Archive(ctx, moves(), e.Now); !errors.Is(err, errCrash) {
+					t.Fatalf("archive: %v, want the simulated crash", err)
+				}
+			} else {
+				if _, err := s.Archive(ctx, moves(), e.Now); err != nil {
+					t.Fatal(err)
+				}
+				s.crashAt = crash
+				if _, err := s.Restore(ctx, res.IDs); !errors.Is(err, errCrash) {
+					t.Fatalf("restore: %v, want the simulated crash", err)
+				}
+			}
+			// Before any repair, reads and Check see one record per id:
+			// the move is in flight.
+			for _, id := range res.IDs {
+				e.MustGet(id)
+			}
+			mustCheck(t, s)
+			s.Close()
+
+			s2 := openCrash(t, u)
+			mustCheck(t, s2)
+			for _, id := range res.IDs {
+				a, r := copies(t, s2, id)
+				if a+r != 1 {
+					t.Fatalf("record %d: %d active and %d archived copies after the repair", id, a, r)
+				}
+				if (r == 1) != tc.archived {
+					t.Fatalf("record %d archived = %v after the repair, want %v", id, r == 1, tc.archived)
+				}
+			}
+			if n, _ := s2.moves.CountDocuments(ctx, bson.D{}); n != 0 {
+				t.Fatalf("%d move intents left after the repair", n)
+			}
+			// The next pass completes what is left.
+			e2 := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s2 })
+			if !tc.archived {
+				var ms []crawlkeeper.Move
+				for _, id := range res.IDs {
+					r := e2.MustGet(id)
+					ms = append(ms, crawlkeeper.Move{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual})
+				}
+				moved, err := s2.Archive(ctx, ms, e.Now)
+				if err != nil || len(moved) != 2 {
+					t.Fatalf("archive after the repair: %v %v", moved, err)
+				}
+			}
+			for _, id := range res.IDs {
+				if r := e2.MustGet(id); !r.Archived() {
+					t.Fatalf("record %d is not archived", id)
+				}
+			}
+			mustCheck(t, s2)
+		})
+	}
+}
+
+// TestCrashThenChange stops a move to archive between copy and delete,
+// changes the record before any repair, and checks that the changed
+// active record wins over the stale archive copy.
+func TestCrashThenChange(t *testing.T) {
+	ctx := context.Background()
+	u := crashDatabaseURL(t)
+	s := openCrash(t, u)
+	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+	id := e.Ingest(`{"title":"a","url":"https://c.test/a","v":1}`).IDs[0]
+	r := e.MustGet(id)
+	s.crashAt = func(step string) error {
+		if step == "archive:copied" {
+			return errCrash
+		}
+		return nil
+	}
+	if _, err := s.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonAge}}, e.Now); !errors.Is(err, errCrash) {
+		t.Fatalf("archive: %v", err)
+	}
+	s.crashAt = nil
+	e.Now = e.Now.Add(time.Hour)
+	if res := e.Ingest(`{"title":"a","url":"https://c.test/a","v":2}`); res.Outcomes[0] != crawlkeeper.OutcomeChanged {
+		t.Fatalf("ingest during the interrupted move: %v", res.Outcomes)
+	}
+	s.Close()
+
+	s2 := openCrash(t, u)
+	mustCheck(t, s2)
+	if a, r := copies(t, s2, id); a != 1 || r != 0 {
+		t.Fatalf("%d active and %d archived copies, want the changed active record only", a, r)
+	}
+	got, err := s2.Get(ctx, id)
+	if err != nil || got.Archived() || got.Version != 2 {
+		t.Fatalf("record after the repair: %+v %v", got, err)
+	}
+	hist, err := s2.History(ctx, id)
+	if err != nil || len(hist) != 1 {
+		t.Fatalf("history: %v %v", hist, err)
+	}
+}

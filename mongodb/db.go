@@ -1,0 +1,307 @@
+package mongodb
+
+// # The store
+//
+// Store keeps crawlkeeper's records in a MongoDB database without
+// multi-document transactions, so it runs on a single server as well as a
+// replica set or a sharded cluster. Every write is a single-document
+// operation conditioned on what was read:
+//
+//   - Each active and archived document carries rev, a counter that every
+//     write to it increments. An update or delete names the rev it read
+//     ({_id, rev}), so it applies only to the state its decision was made
+//     on; when it matches nothing a concurrent writer won and the caller
+//     gets ECONFLICT (ingest) or leaves the record for the next pass
+//     (archive). Ingest is idempotent, so retrying converges.
+//   - Keys are unique in active and in archive through unique indexes,
+//     and across both through the keys collection: a new record first
+//     inserts its key there (_id is the key), and the claim stays until
+//     the record is purged. Moves keep the id, so they never touch it.
+//   - Ids come in a range per batch, reserved by inserting a document
+//     keyed by the range's first id right after the highest reservation
+//     (see takeIDs): never reused, increasing in reservation order.
+//
+// # Moves without transactions
+//
+// A move between active and archive is a copy followed by a delete. An
+// intent document in the moves collection, keyed by the record id, is
+// inserted before the copy and removed after the delete; its insert fails
+// when another process is moving the same record, so it also serves as
+// the record's move lock. A crash between copy and delete leaves the
+// record in both collections and its intent behind. The repair (run by
+// Open, by every Archive and Restore call for intents older than
+// staleIntent, and by Check) finishes or undoes each interrupted move:
+//
+//   - to archive: when the active copy still has the rev that was copied,
+//     the move is finished by deleting it; otherwise the record changed
+//     after the copy, the active copy wins and the archive copy is
+//     deleted;
+//   - to active (restore or revive): the active copy is the newer one and
+//     the archive copy is deleted.
+//
+// Reads prefer the active copy, so while a move is in flight a record is
+// never missing and never shown changed; Check does not count a record
+// with an intent as stored twice.
+//
+// # History
+//
+// A changed record's previous version is written to history before the
+// record itself. A crash between the two leaves a history entry whose
+// version is not below the record's version; History and Check ignore
+// such entries, and the next change of the record overwrites them.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// DefaultDatabase is the database a mongodb:// URL without a path uses.
+const DefaultDatabase = "crawlkeeper"
+
+// staleIntent is how old a move intent must be before Archive and Restore
+// repair it: younger intents may belong to a move still running in
+// another process.
+const staleIntent = time.Minute
+
+// Store is the MongoDB implementation of crawlkeeper.Store.
+type Store struct {
+	client *mongo.Client
+	db     *mongo.Database
+	where  string
+
+	active, archive, history, moves     *mongo.Collection
+	keys                                *mongo.Collection
+	recordIDs, journalSeq               *mongo.Collection
+	state, journal, leases, deadLetters *mongo.Collection
+
+	// crashAt, when set, runs after each step of a move ("archive:locked",
+	// "archive:copied", "archive:deleted", and the same for "active");
+	// an error stops the move there, as a crash would. Tests only.
+	crashAt func(step string) error
+}
+
+var _ crawlkeeper.Store = (*Store)(nil)
+
+// Open connects to the MongoDB server of a mongodb:// or mongodb+srv://
+// URL and uses the database named by its path (DefaultDatabase when it
+// names none). It creates the collections' indexes and repairs moves that
+// a crashed process left half done.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	where := redact(rawURL)
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", where)
+	}
+	name := strings.Trim(u.Path, "/")
+	if name == "" {
+		name = DefaultDatabase
+	}
+	return openDatabase(ctx, rawURL, name)
+}
+
+func openDatabase(ctx context.Context, rawURL, name string) (*Store, error) {
+	where := redact(rawURL)
+	// The defaults come first so that the URL's own options
+	// (serverSelectionTimeoutMS, appName) override them.
+	client, err := mongo.Connect(options.Client().SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper").
+		ApplyURI(rawURL))
+	if err != nil {
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+	}
+	if err := client.Ping(ctx, nil); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
+			Message: fmt.Sprintf("cannot reach MongoDB at %s: check that the server runs and the URL is right", where), Err: err}
+	}
+	db := client.Database(name)
+	s := &Store{
+		client: client, db: db, where: where,
+		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
+		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
+		moves: db.Collection("moves"), keys: db.Collection("keys"), state: db.Collection("state"),
+		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
+	}
+	if err := s.createIndexes(ctx); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, s.wrap("create indexes", err)
+	}
+	if err := s.repair(ctx, time.Time{}); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+// Database returns the store's database, for the benchmark's raw
+// baselines and for tests.
+func (s *Store) Database() *mongo.Database { return s.db }
+
+// Close disconnects from the server.
+func (s *Store) Close() error {
+	return s.client.Disconnect(context.Background())
+}
+
+func idx(unique bool, keys ...string) mongo.IndexModel {
+	d := bson.D{}
+	for _, k := range keys {
+		dir := 1
+		if strings.HasPrefix(k, "-") {
+			k, dir = k[1:], -1
+		}
+		d = append(d, bson.E{Key: k, Value: dir})
+	}
+	m := mongo.IndexModel{Keys: d}
+	if unique {
+		m.Options = options.Index().SetUnique(true)
+	}
+	return m
+}
+
+// createIndexes creates the indexes the other backends have: the unique
+// key in each record collection, the archive rules' columns with id (the
+// order SelectDue walks), (source, last_updated_at) for listings, and the
+// history's (record_id, version). Creating an index that exists is a
+// no-op, so every Open runs it.
+func (s *Store) createIndexes(ctx context.Context) error {
+	sets := []struct {
+		c *mongo.Collection
+		m []mongo.IndexModel
+	}{
+		{s.active, []mongo.IndexModel{idx(true, "key"), idx(false, "crawled_at", "_id"), idx(false, "last_updated_at", "_id"),
+			idx(false, "event_at", "_id"), idx(false, "source", "last_updated_at")}},
+		{s.archive, []mongo.IndexModel{idx(true, "key"), idx(false, "archived_at", "_id"), idx(false, "last_updated_at", "_id"),
+			idx(false, "source", "last_updated_at")}},
+		{s.history, []mongo.IndexModel{idx(true, "record_id", "version"), idx(false, "valid_to")}},
+		{s.journal, []mongo.IndexModel{idx(false, "kind", "_id")}},
+		{s.deadLetters, []mongo.IndexModel{idx(false, "at", "_id")}},
+	}
+	for _, set := range sets {
+		// One index per command: FerretDB 1.24 drops the connection when
+		// a createIndexes with several indexes names one that exists.
+		for _, m := range set.m {
+			if _, err := set.c.Indexes().CreateOne(ctx, m); err != nil {
+				return fmt.Errorf("%s: %w", set.c.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// OpenScratch creates an empty, uniquely named database on the server of
+// baseURL and opens a store in it; close drops the database. The
+// benchmark and tests use it for throw-away stores.
+func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), error) {
+	var b [4]byte
+	rand.Read(b[:])
+	db := sanitizeName("ck_scratch_" + name + "_" + hex.EncodeToString(b[:]))
+	st, err := openDatabase(ctx, baseURL, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() {
+		st.db.Drop(context.Background())
+		st.Close()
+	}, nil
+}
+
+// sanitizeName keeps letters, digits and underscores of s, and at most 60
+// bytes, so it is a valid database name on every server.
+func sanitizeName(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s) && len(out) < 60; i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
+			out = append(out, c)
+		default:
+			out = append(out, '_')
+		}
+	}
+	return string(out)
+}
+
+// redact hides the password of a URL for messages and logs.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// redactErr returns err's text with the URL's password removed, since
+// driver errors may quote the connection string.
+func redactErr(err error, raw string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// errConflict is returned inside operations when a conditional write
+// matched nothing; wrap turns it into ECONFLICT.
+var errConflict = errors.New("a concurrent change won")
+
+// wrap maps err to the application's error codes.
+func (s *Store) wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *crawlkeeper.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	switch {
+	case errors.Is(err, errConflict):
+		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change won; retry", Err: err}
+	case mongo.IsDuplicateKeyError(err):
+		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change stored the same key; retry", Err: err}
+	case mongo.IsNetworkError(err) || mongo.IsTimeout(err) || errors.Is(err, mongo.ErrClientDisconnected) ||
+		strings.Contains(err.Error(), "server selection error"):
+		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: MongoDB at %s did not answer; retry later", what, s.where), Err: err}
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// duplicateIndexes returns the positions of the documents of a failed
+// unordered InsertMany that were rejected as duplicates, and whether every
+// failure was a duplicate.
+func duplicateIndexes(err error) (map[int]bool, bool) {
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+		return nil, false
+	}
+	out := map[int]bool{}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 {
+			return nil, false
+		}
+		out[we.Index] = true
+	}
+	return out, true
+}
+
+// step runs the crash hook of tests after a step of a move.
+func (s *Store) step(name string) error {
+	if s.crashAt == nil {
+		return nil
+	}
+	return s.crashAt(name)
+}

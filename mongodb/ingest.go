@@ -1,0 +1,284 @@
+package mongodb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// takeIDs reserves n consecutive numbers of the sequence kept in c and
+// returns the first. Each reservation is a document {_id: first, last}
+// inserted right after the highest one: the unique _id makes two
+// processes that read the same highest reservation collide, and the loser
+// reads again. An atomic $inc on one counter document would do on
+// MongoDB, but FerretDB 1.24 applies findAndModify and update as a read
+// followed by a write of the whole document, so concurrent increments
+// get lost there; a unique insert is atomic on both.
+func (s *Store) takeIDs(ctx context.Context, c *mongo.Collection, n int64) (int64, error) {
+	for attempt := 0; attempt < 100; attempt++ {
+		last, err := lastOf(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		now := time.Now()
+		_, err = c.InsertOne(ctx, bson.D{{Key: "_id", Value: last + 1}, {Key: "last", Value: last + n}, {Key: "at", Value: now.UnixMicro()}})
+		if mongo.IsDuplicateKeyError(err) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		// Older reservations only matter to a process that read the
+		// highest one before they were made; after a while none is left,
+		// and they go, now and then, so the collection stays small.
+		if rand.IntN(16) == 0 {
+			c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: last + 1}}},
+				{Key: "at", Value: bson.D{{Key: "$lt", Value: now.Add(-10 * time.Minute).UnixMicro()}}}})
+		}
+		return last + 1, nil
+	}
+	return 0, errConflict
+}
+
+// lastOf returns the last number reserved in the sequence c, 0 when none.
+func lastOf(ctx context.Context, c *mongo.Collection) (int64, error) {
+	var d struct {
+		Last int64 `bson:"last"`
+	}
+	err := c.FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}})).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, nil
+	}
+	return d.Last, err
+}
+
+// lastID returns the last record id handed out, 0 when none.
+func (s *Store) lastID(ctx context.Context) (int64, error) { return lastOf(ctx, s.recordIDs) }
+
+// Ingest implements crawlkeeper.Store. The records of the batch's keys
+// are read (active, then archive), the domain's Merge decides each item
+// (internal/sqlstore.Plan, shared with the SQL stores), and the writes go
+// out as bulk writes, each document write conditioned on the rev that was
+// read. When one matches nothing, a concurrent writer changed the record
+// and Ingest returns ECONFLICT; the writes already made are those of an
+// idempotent batch, so running the batch again converges.
+func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
+	if len(b.Items) == 0 {
+		return &crawlkeeper.IngestResult{Outcomes: []crawlkeeper.Outcome{}, IDs: []int64{}}, nil
+	}
+	res, err := s.ingest(ctx, b)
+	if err != nil {
+		return nil, s.wrap("ingest", err)
+	}
+	return res, nil
+}
+
+func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
+	keys := sqlstore.DistinctKeys(b.Items)
+	state := make(map[string]*crawlkeeper.Record, len(keys))
+	rev := map[int64]int64{} // id → rev read, of the copy ingest works on
+	// Active first: a move to archive copies before it deletes, so a key
+	// not seen in active is seen in archive (or ingest hits the unique
+	// index on active.key when it was being moved the other way).
+	for _, c := range []*mongo.Collection{s.active, s.archive} {
+		docs, err := findDocs(ctx, c, bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}})
+		if err != nil {
+			return nil, fmt.Errorf("look up keys: %w", err)
+		}
+		for _, d := range docs {
+			if state[d.Key] != nil {
+				continue // in both: a move in flight, the active copy counts
+			}
+			r, err := d.record()
+			if err != nil {
+				return nil, err
+			}
+			state[d.Key], rev[d.ID] = r, d.Rev
+		}
+	}
+	var ids []int64
+	if n := sqlstore.NewKeys(b.Items, state); n > 0 {
+		first, err := s.takeIDs(ctx, s.recordIDs, int64(n))
+		if err != nil {
+			return nil, fmt.Errorf("take ids: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			ids = append(ids, first+int64(i))
+		}
+	}
+	w, res := sqlstore.Plan(b, state, ids)
+
+	// History goes first: a crash before the record is written leaves
+	// entries at the record's own version, which reads ignore.
+	if len(w.History) > 0 {
+		models := make([]mongo.WriteModel, 0, len(w.History))
+		for _, h := range w.History {
+			d := historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
+				ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()}
+			models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}}).SetReplacement(d).SetUpsert(true))
+		}
+		if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+			return nil, fmt.Errorf("write history: %w", err)
+		}
+	}
+
+	revived := make(map[int64]bool, len(w.DeleteArchive))
+	for _, id := range w.DeleteArchive {
+		revived[id] = true
+	}
+	var inserts []any
+	var revive []*crawlkeeper.Record
+	for _, r := range w.InsertActive {
+		if revived[r.ID] {
+			revive = append(revive, r)
+			continue
+		}
+		inserts = append(inserts, toDoc(r, 1))
+	}
+	if len(inserts) > 0 {
+		if err := s.claimKeys(ctx, inserts); err != nil {
+			return nil, err
+		}
+		// Unordered: the documents are independent, and a duplicate key
+		// (a concurrent insert of the same key) must not stop the others.
+		if _, err := s.active.InsertMany(ctx, inserts, options.InsertMany().SetOrdered(false)); err != nil {
+			return nil, fmt.Errorf("insert records: %w", err)
+		}
+	}
+	if len(revive) > 0 {
+		old := make(map[int64]int64, len(revive))
+		for _, r := range revive {
+			old[r.ID] = rev[r.ID]
+		}
+		done, err := s.moveToActive(ctx, revive, old)
+		if err != nil {
+			return nil, fmt.Errorf("revive: %w", err)
+		}
+		if len(done) != len(revive) {
+			return nil, fmt.Errorf("revive: %w", errConflict)
+		}
+	}
+	if err := s.updateRecords(ctx, s.active, w.UpdateActive, w.TouchActive, rev); err != nil {
+		return nil, fmt.Errorf("update records: %w", err)
+	}
+	if err := s.updateRecords(ctx, s.archive, w.UpdateArchive, w.TouchArchive, rev); err != nil {
+		return nil, fmt.Errorf("update archived records: %w", err)
+	}
+	if len(w.TrimHistory) > 0 {
+		models := make([]mongo.WriteModel, 0, len(w.TrimHistory))
+		for _, t := range w.TrimHistory {
+			models = append(models, mongo.NewDeleteManyModel().SetFilter(bson.D{{Key: "record_id", Value: t.RecordID},
+				{Key: "version", Value: bson.D{{Key: "$lte", Value: t.UpTo}}}}))
+		}
+		if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+			return nil, fmt.Errorf("trim history: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// updateRecords writes changed and touched records into c, each only if
+// its rev is still the one read; a write that matches nothing means a
+// concurrent change, reported as errConflict after the others applied.
+func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed, touched []*crawlkeeper.Record, rev map[int64]int64) error {
+	if len(changed)+len(touched) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, 0, len(changed)+len(touched))
+	for _, r := range changed {
+		d := toDoc(r, 0)
+		set := bson.D{{Key: "key_parts", Value: d.KeyParts}, {Key: "title", Value: d.Title}, {Key: "title_fold", Value: d.TitleFold},
+			{Key: "url", Value: d.URL}, {Key: "item", Value: d.Item}, {Key: "content_hash", Value: d.ContentHash},
+			{Key: "last_updated_at", Value: d.LastUpdatedAt}, {Key: "last_changed_at", Value: d.LastChangedAt}, {Key: "version", Value: d.Version},
+			{Key: "event_at", Value: d.EventAt}, {Key: "date_errors", Value: d.DateErrors}}
+		if r.Archived() {
+			set = append(set, bson.E{Key: "item_bytes", Value: d.ItemBytes}, bson.E{Key: "stored_bytes", Value: d.StoredBytes})
+		}
+		models = append(models, condUpdate(r.ID, rev[r.ID], set))
+	}
+	for _, r := range touched {
+		set := bson.D{{Key: "last_updated_at", Value: r.LastUpdatedAt.UnixMicro()}, {Key: "event_at", Value: sqlstore.Micros(r.EventAt)},
+			{Key: "date_errors", Value: r.DateErrors}}
+		models = append(models, condUpdate(r.ID, rev[r.ID], set))
+	}
+	res, err := c.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	if err != nil {
+		return err
+	}
+	if res.MatchedCount != int64(len(models)) {
+		return errConflict
+	}
+	return nil
+}
+
+// condUpdate sets fields of the document id only if its rev is still rev,
+// and counts the write in rev.
+func condUpdate(id, rev int64, set bson.D) *mongo.UpdateOneModel {
+	return mongo.NewUpdateOneModel().
+		SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: rev}}).
+		SetUpdate(bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+}
+
+// claimKeys registers the keys of new records in the keys collection,
+// whose unique _id is the key. Reading active and archive and then
+// inserting cannot see a record that a restore and a new archive move
+// carry past both reads; the claim can, because every record's key stays
+// claimed until the record is purged. A key claimed by a record that no
+// longer exists (a crash between claim and insert, or a purge that
+// stopped before releasing it) is released, and the batch is retried.
+func (s *Store) claimKeys(ctx context.Context, docs []any) error {
+	claims := make([]any, len(docs))
+	for i, d := range docs {
+		r := d.(*recordDoc)
+		claims[i] = bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: r.ID}}
+	}
+	_, err := s.keys.InsertMany(ctx, claims, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return nil
+	}
+	dup, ok := duplicateIndexes(err)
+	if !ok {
+		return fmt.Errorf("claim keys: %w", err)
+	}
+	for i, d := range docs {
+		r := d.(*recordDoc)
+		if !dup[i] {
+			// Ours: released, so that the retry claims it again.
+			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: r.ID}}); err != nil {
+				return fmt.Errorf("release keys: %w", err)
+			}
+			continue
+		}
+		var k struct {
+			ID int64 `bson:"id"`
+		}
+		if err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: r.Key}}).Decode(&k); err != nil {
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				continue
+			}
+			return fmt.Errorf("read key claim: %w", err)
+		}
+		exists := false
+		for _, c := range []*mongo.Collection{s.active, s.archive} {
+			n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: k.ID}})
+			if err != nil {
+				return fmt.Errorf("read key claim: %w", err)
+			}
+			exists = exists || n > 0
+		}
+		if !exists {
+			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: k.ID}}); err != nil {
+				return fmt.Errorf("release a stale key claim: %w", err)
+			}
+		}
+	}
+	return errConflict
+}

@@ -1,0 +1,147 @@
+package mongodb
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// ScanActive implements crawlkeeper.ScanStore with a keyset read on _id.
+func (s *Store) ScanActive(ctx context.Context, afterID, maxID int64, limit int) ([]*crawlkeeper.Record, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	rng := bson.D{{Key: "$gt", Value: afterID}}
+	if maxID > 0 {
+		rng = append(rng, bson.E{Key: "$lte", Value: maxID})
+	}
+	recs, err := findRecords(ctx, s.active, bson.D{{Key: "_id", Value: rng}},
+		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
+	if err != nil {
+		return nil, s.wrap("scan", err)
+	}
+	return recs, nil
+}
+
+// GetMany implements crawlkeeper.ScanStore.
+func (s *Store) GetMany(ctx context.Context, ids []int64) ([]*crawlkeeper.Record, error) {
+	if len(ids) == 0 {
+		return []*crawlkeeper.Record{}, nil
+	}
+	recs, err := findRecords(ctx, s.active, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap("get many", err)
+	}
+	return recs, nil
+}
+
+// MaxID implements crawlkeeper.ScanStore: the id counter, which covers
+// ids of records that have since been archived.
+func (s *Store) MaxID(ctx context.Context) (int64, error) {
+	n, err := s.lastID(ctx)
+	return n, s.wrap("max id", err)
+}
+
+// WriteProcessed implements crawlkeeper.ScanStore with one update per
+// record, conditioned on its version: an update that matches nothing was
+// skipped because the record changed or left the active set.
+func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWrite) ([]int64, error) {
+	skipped := []int64{}
+	// Writes to one record with different versions cannot both apply, so
+	// keeping the last of each (id, version) gives the same documents as
+	// applying them all.
+	last := sqlstore.Dedupe(ws, func(p crawlkeeper.ProcessedWrite) sqlstore.IDVersion {
+		return sqlstore.IDVersion{ID: p.ID, Version: p.Version}
+	})
+	applied := map[sqlstore.IDVersion]bool{}
+	for _, p := range last {
+		set := bson.D{{Key: "processed_at", Value: p.ProcessedAt.UnixMicro()}, {Key: "processed_version", Value: p.Version},
+			{Key: "processed_chain", Value: p.Chain}, {Key: "derived", Value: sqlstore.Blob(p.Derived)}}
+		if p.SetEvent {
+			set = append(set, bson.E{Key: "event_at", Value: sqlstore.Micros(p.EventAt)}, bson.E{Key: "date_errors", Value: nilIfEmpty(p.DateErrors)})
+		}
+		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: p.ID}, {Key: "version", Value: p.Version}},
+			bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+		if err != nil {
+			return nil, s.wrap("write processed", err)
+		}
+		if res.MatchedCount == 1 {
+			applied[sqlstore.IDVersion{ID: p.ID, Version: p.Version}] = true
+		}
+	}
+	for _, p := range ws {
+		if !applied[sqlstore.IDVersion{ID: p.ID, Version: p.Version}] {
+			skipped = append(skipped, p.ID)
+		}
+	}
+	return skipped, nil
+}
+
+// Freshness implements crawlkeeper.ScanStore with counts on the active
+// collection.
+func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time) (*crawlkeeper.Freshness, error) {
+	f := &crawlkeeper.Freshness{}
+	var err error
+	count := func(filter bson.D) int64 {
+		if err != nil {
+			return 0
+		}
+		var n int64
+		n, err = s.active.CountDocuments(ctx, filter)
+		return n
+	}
+	never := bson.D{{Key: "processed_at", Value: nil}}
+	f.Active = count(bson.D{})
+	f.NeverProcessed = count(never)
+	// Due are the records never processed, processed by another chain or
+	// before dueBefore, or processed at another version. The last is a
+	// comparison of two fields, which needs $expr (FerretDB 1.24 lacks
+	// $ne there), so it is counted here over the records that are not due
+	// for the other reasons, reading two fields of each.
+	current := bson.D{{Key: "processed_at", Value: bson.D{{Key: "$gte", Value: dueBefore.UnixMicro()}}}, {Key: "processed_chain", Value: chain}}
+	if err != nil {
+		return nil, s.wrap("freshness", err)
+	}
+	vc, err := s.active.Find(ctx, current, options.Find().SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "processed_version", Value: 1}}).SetBatchSize(5000))
+	if err != nil {
+		return nil, s.wrap("freshness", err)
+	}
+	var vs []struct {
+		Version          int64 `bson:"version"`
+		ProcessedVersion int64 `bson:"processed_version"`
+	}
+	if err := vc.All(ctx, &vs); err != nil {
+		return nil, s.wrap("freshness", err)
+	}
+	var upToDate int64
+	for _, v := range vs {
+		if v.Version == v.ProcessedVersion {
+			upToDate++
+		}
+	}
+	f.Due = f.Active - upToDate
+	var d struct {
+		ProcessedAt *int64 `bson:"processed_at"`
+	}
+	cur, err := s.active.Find(ctx, bson.D{{Key: "processed_at", Value: bson.D{{Key: "$type", Value: "long"}}}},
+		options.Find().SetSort(bson.D{{Key: "processed_at", Value: 1}}).SetLimit(1).SetProjection(bson.D{{Key: "processed_at", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap("freshness", err)
+	}
+	defer cur.Close(ctx)
+	if cur.Next(ctx) {
+		if err := cur.Decode(&d); err != nil {
+			return nil, s.wrap("freshness", err)
+		}
+		f.OldestProcessedAt = sqlstore.Time(d.ProcessedAt)
+	}
+	return f, s.wrap("freshness", cur.Err())
+}
