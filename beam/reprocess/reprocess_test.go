@@ -127,11 +127,13 @@ func TestNotificationsProcessed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ob := watch(t)
+	// Each shard reads all its records in its first batch; the rest of
+	// the pass is paced over the hour.
 	start(t, o)
 	waitFor(t, 2*time.Minute, "the first pass", func() bool { return ob.passDone(1, 100) })
 
-	// The next pass is an hour away: only notifications reach new
-	// records now.
+	// The next pass is an hour away, and new records are beyond this
+	// pass's end: only notifications reach them now.
 	q, err := nats.Open(context.Background(), nats.Options{URL: natsURL})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +207,9 @@ func TestWriteBackRespectsVersions(t *testing.T) {
 	mut.st, mut.target, mut.seen, mut.t = st, ids[7], nil, t
 	mut.mu.Unlock()
 	ob := watch(t)
-	start(t, Options{Store: storeURL, Processors: []string{"dates", "mutate"}, Period: time.Hour, Batch: 20, Shards: 2, Block: 20})
+	// Each shard reads all its records in its first batch, and the pass
+	// is paced over an hour: the test sees one pass.
+	start(t, Options{Store: storeURL, Processors: []string{"dates", "mutate"}, Period: time.Hour, Batch: 50, Shards: 2, Block: 25})
 	waitFor(t, 2*time.Minute, "the first pass", func() bool { return ob.passDone(1, 50) })
 
 	mut.mu.Lock()
