@@ -3,18 +3,14 @@ package reprocess
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/jackc/pgx/v5"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -42,29 +38,12 @@ func MustScratchURL(tb testing.TB) string {
 	if base == "" {
 		tb.Skipf("set %s (postgres://user@host:5432/db) to run the Beam pipeline against PostgreSQL", PostgresEnv)
 	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
+	u, drop, err := ScratchPostgres(context.Background(), base)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	schema := "ck_beam_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-		conn.Close(context.Background())
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	tb.Cleanup(drop)
+	return u
 }
 
 // MustOpenStore opens the store at rawURL for the test's own reads and

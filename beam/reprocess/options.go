@@ -197,3 +197,23 @@ var (
 	registryMu sync.Mutex
 	registry   = map[string]func() crawlkeeper.Processor{}
 )
+
+// ApplyConfig sets the fields that are still zero from the pipeline
+// section of ConfigYAML, so the pipeline follows the same configuration
+// file as crawlkeeper serve.
+func (o *Options) ApplyConfig() error {
+	cfg, err := parseConfig(o.ConfigYAML)
+	if err != nil || cfg == nil {
+		return err
+	}
+	if len(o.Processors) == 0 {
+		o.Processors = cfg.Pipeline.Processors
+	}
+	if o.Period == 0 {
+		o.Period = cfg.Pipeline.Period.D()
+	}
+	if o.Batch == 0 {
+		o.Batch = cfg.Pipeline.Batch
+	}
+	return nil
+}

@@ -159,7 +159,7 @@ type processFn struct {
 }
 
 func (fn *processFn) Setup(ctx context.Context) error { return fn.h.setup(ctx, fn.Opts) }
-func (fn *processFn) Teardown()                         { fn.h.teardown(fn.Opts) }
+func (fn *processFn) Teardown()                       { fn.h.teardown(fn.Opts) }
 
 func (fn *processFn) ProcessElement(ctx context.Context, w Work, emit func(string, int64)) error {
 	out, err := fn.h.handle(ctx, w)
@@ -178,7 +178,7 @@ type writeFn struct {
 }
 
 func (fn *writeFn) Setup(ctx context.Context) error { return fn.h.setup(ctx, fn.Opts) }
-func (fn *writeFn) Teardown()                         { fn.h.teardown(fn.Opts) }
+func (fn *writeFn) Teardown()                       { fn.h.teardown(fn.Opts) }
 
 func (fn *writeFn) ProcessElement(ctx context.Context, w Work) error {
 	_, err := fn.h.handle(ctx, w)
