@@ -83,8 +83,8 @@ func TestDataflowDryRun(t *testing.T) {
 				t.Fatalf("job: %v\n%s", err, m)
 			}
 		}
-		if strings.Contains(m, "beam:transform:") {
-			model = m
+		if !strings.HasPrefix(strings.TrimSpace(m), "{") && strings.Contains(m, "unique_name:") {
+			model = m // the pipeline proto, in text form
 		}
 	}
 	if job.Type != "JOB_TYPE_STREAMING" {
@@ -94,7 +94,7 @@ func TestDataflowDryRun(t *testing.T) {
 		t.Errorf("experiments %v lack enable_streaming_engine", job.Environment.Experiments)
 	}
 	for _, name := range []string{"shards", "scan", "natsio.Read", "notifications", "write", "count"} {
-		if !strings.Contains(model, `unique_name:"`+name) && !strings.Contains(model, `unique_name: "`+name) {
+		if !strings.Contains(model, `unique_name:"`+name) && !strings.Contains(model, `unique_name: "`+name) && !strings.Contains(model, `unique_name:  "`+name) {
 			t.Errorf("the pipeline has no transform %q", name)
 		}
 	}
