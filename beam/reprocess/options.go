@@ -125,10 +125,11 @@ func (o Options) Validate() error {
 		return crawlkeeper.Errorf(crawlkeeper.EINVALID, "no store: give --store postgres://... or mysql://...")
 	}
 	o = o.withDefaults()
-	if _, err := parseConfig(o.ConfigYAML); err != nil {
+	cfg, err := parseConfig(o.ConfigYAML)
+	if err != nil {
 		return err
 	}
-	procs, release, err := chainFor(o.Processors, nil, 1)
+	procs, release, err := chainFor(o.Processors, cfg, 1)
 	if err != nil {
 		return err
 	}
