@@ -19,8 +19,9 @@ import (
 //
 // On Prism in process, ending ctx cancels the job through the Job API:
 // cancelling the context given to beam.Run made Prism's worker crash the
-// process (Beam v2.77.0), while the Job API's Cancel stops the job cleanly. Other runners
-// get ctx as it is: the job runs remotely and ending ctx stops waiting.
+// process (Beam v2.77.0), while the Job API's Cancel stops the job
+// cleanly. Other runners get ctx as it is: the job runs remotely and
+// ending ctx stops waiting.
 func Run(ctx context.Context, runner string, p *beam.Pipeline) error {
 	if runner != "" && runner != "prism" {
 		_, err := beam.Run(ctx, runner, p)
