@@ -52,15 +52,3 @@ func (e *Engine) ReloadDeadLetters(ctx context.Context) error {
 	}
 	return e.reloadDead(ctx)
 }
-
-// Sweep forgets, in the corpus processors, the records that were neither
-// loaded nor processed since marks were taken, and returns new marks for
-// the next sweep. A runner that drives Handle itself calls it after each
-// complete pass, as RunPass does, so records that left the active set
-// stop counting in clusters and statistics.
-func (e *Engine) Sweep(marks []uint64) []uint64 {
-	if marks != nil {
-		e.sweep(marks)
-	}
-	return e.mark()
-}

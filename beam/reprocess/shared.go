@@ -150,12 +150,13 @@ func releaseEngine(o Options) {
 }
 
 // saveEvery is how often a worker publishes corpus state (per-source
-// statistics). The goroutine engine saves after each pass; a worker does
-// not see pass ends (the shards wrap independently), so it saves on a
-// timer instead.
+// statistics) and rereads the dead letters. The goroutine engine does both
+// once per pass; a worker does not see pass ends (the shards wrap
+// independently), so it does them on a timer instead.
 const saveEvery = time.Minute
 
-// maybeSave publishes the engine's corpus state when saveEvery passed.
+// maybeSave rereads the dead letters and publishes the engine's corpus
+// state when saveEvery passed.
 func (se *sharedEngine) maybeSave(ctx context.Context) error {
 	se.mu.Lock()
 	if time.Since(se.saved) < saveEvery {
@@ -164,6 +165,11 @@ func (se *sharedEngine) maybeSave(ctx context.Context) error {
 	}
 	se.saved = time.Now()
 	se.mu.Unlock()
+	// Dead letters retried or added by other processes (crawlkeeper
+	// deadletters retry) take effect here, as at each goroutine pass.
+	if err := se.e.ReloadDeadLetters(ctx); err != nil {
+		return err
+	}
 	return se.e.Save(ctx)
 }
 
