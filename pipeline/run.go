@@ -71,32 +71,13 @@ func (e *Engine) RunRealtime(ctx context.Context) error {
 // acknowledges it. On a store error it does not acknowledge: a queue with
 // acknowledgements delivers it again, and the next pass covers the rest.
 func (e *Engine) handleNotification(ctx context.Context, n *crawlkeeper.Notification) {
-	ids := make([]int64, 0, len(n.Refs))
-	seen := make(map[int64]bool, len(n.Refs))
-	for _, r := range n.Refs {
-		if !seen[r.ID] {
-			seen[r.ID] = true
-			ids = append(ids, r.ID)
-		}
+	ids := make([]int64, len(n.Refs))
+	for i, r := range n.Refs {
+		ids[i] = r.ID
 	}
-	recs, err := e.Store.GetMany(ctx, ids)
-	if err != nil {
-		e.realtime.errors.Add(1)
-		e.logger().Warn("real time: read records", "err", err)
-		return
-	}
-	// A notification delivered twice, or late, names records that were
-	// already processed at their current version: leave them be.
-	todo := recs[:0]
-	for _, r := range recs {
-		if r.ProcessedAt != nil && r.ProcessedVersion == r.Version && r.ProcessedChain == e.chain && !r.ProcessedAt.Before(r.LastUpdatedAt) {
-			continue
-		}
-		todo = append(todo, r)
-	}
-	out, err := e.handle(ctx, todo)
+	out, gone, err := e.handleIDs(ctx, ids)
 	e.realtime.processed.Add(out.Processed)
-	e.realtime.skipped.Add(out.Skipped + int64(len(ids)-len(recs)))
+	e.realtime.skipped.Add(out.Skipped + gone)
 	e.realtime.failed.Add(out.Failed)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -4,18 +4,13 @@ import (
 	"context"
 	"flag"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
-	"github.com/crawlkeeper/crawlkeeper/htmlextract"
+	"github.com/crawlkeeper/crawlkeeper/chain"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
-	"github.com/crawlkeeper/crawlkeeper/processors"
 )
-
-// processorNames lists the processors the chain may name, for messages.
-const processorNames = "dates, fingerprint, stats, extract, exec or noop"
 
 // pipelineFlags are the engine knobs that scan (and the other pipeline
 // commands) take on the command line; zero means the configuration's
@@ -56,14 +51,8 @@ func (c appClock) After(d time.Duration) <-chan time.Time {
 
 // chainNames returns the configured processor chain.
 func (e *env) chainNames(flagValue string) []string {
-	if flagValue != "" {
-		var out []string
-		for _, n := range strings.Split(flagValue, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				out = append(out, n)
-			}
-		}
-		return out
+	if names := chain.Names(flagValue); len(names) > 0 {
+		return names
 	}
 	if len(e.a.cfg.Pipeline.Processors) > 0 {
 		return e.a.cfg.Pipeline.Processors
@@ -74,50 +63,7 @@ func (e *env) chainNames(flagValue string) []string {
 // buildChain makes the processors named; the returned function releases
 // what they hold (exec programs).
 func (e *env) buildChain(names []string, workers int) ([]crawlkeeper.Processor, func(), error) {
-	cfg := e.a.cfg
-	var procs []crawlkeeper.Processor
-	var closers []func()
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	for _, n := range names {
-		switch n {
-		case "dates":
-			procs = append(procs, &processors.Dates{Parser: e.dates, Config: cfg})
-		case "fingerprint":
-			procs = append(procs, &processors.Fingerprint{Config: cfg})
-		case "stats":
-			procs = append(procs, &processors.Stats{Now: e.a.now})
-		case "extract":
-			x, err := htmlextract.New(cfg)
-			if err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-			procs = append(procs, x)
-		case "exec":
-			ec := cfg.Pipeline.Exec
-			if len(ec.Command) == 0 {
-				closeAll()
-				return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "the processor chain names exec but pipeline.exec.command is empty: name the program in the configuration")
-			}
-			x := &processors.Exec{Command: ec.Command, Timeout: ec.Timeout.D(), ProcessorVersion: ec.Version, Processes: workers}
-			closers = append(closers, func() { x.Close() })
-			procs = append(procs, x)
-		case "noop":
-			procs = append(procs, processors.Noop{})
-		default:
-			closeAll()
-			return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown processor %q: use %s", n, processorNames)
-		}
-	}
-	if err := crawlkeeper.ValidateChain(procs); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	return procs, closeAll, nil
+	return chain.Build(names, chain.Options{Config: e.a.cfg, Dates: e.dates, Now: e.a.now, Workers: workers})
 }
 
 // engine returns a pipeline engine on the environment's store with the

@@ -1,0 +1,204 @@
+package reprocess
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/natsio"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
+)
+
+func init() {
+	register.DoFn2x0[natsio.ConsumerMessage, func(Work)](&notifyFn{})
+	register.DoFn3x1[context.Context, Work, func(string, int64), error](&processFn{})
+	register.DoFn2x1[context.Context, Work, error](&writeFn{})
+	register.DoFn3x1[state.Provider, string, int64, error](&countFn{})
+	register.Emitter2[string, int64]()
+	beam.RegisterType(reflect.TypeOf((*Work)(nil)).Elem())
+}
+
+// Kinds of Work.
+const (
+	// KindScan is a batch the scan read: Records holds the records.
+	KindScan = "scan"
+	// KindNotify is a notification: IDs names records that changed.
+	KindNotify = "notify"
+)
+
+// Work is what the write-back stage receives from the scan and from the
+// notifications.
+type Work struct {
+	Kind string
+	// Pass and Shard say where a scan batch comes from.
+	Pass  int64
+	Shard int
+	// Records is a scan batch, as a JSON array of records: Beam moves it
+	// between stages as bytes, whatever the runner.
+	Records []byte
+	// IDs are the records a notification names.
+	IDs []int64
+}
+
+// notifyFn turns a notification read from the stream into Work.
+type notifyFn struct{}
+
+func (fn *notifyFn) ProcessElement(m natsio.ConsumerMessage, emit func(Work)) {
+	var refs []crawlkeeper.RecordRef
+	if err := json.Unmarshal(m.Data, &refs); err != nil {
+		// Not ours; the next pass reaches every record anyway.
+		slog.Warn("reprocess: dropping a malformed notification", "subject", m.Subject, "err", err)
+		return
+	}
+	ids := make([]int64, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	if len(ids) > 0 {
+		emit(Work{Kind: KindNotify, IDs: ids})
+	}
+}
+
+// observe, when set (by tests, before the job starts), sees every Work
+// handled, with the ids it handled and the outcome.
+var observe func(w Work, ids []int64, out pipeline.Outcome)
+
+var (
+	processedCount = beam.NewCounter("crawlkeeper", "processed")
+	skippedCount   = beam.NewCounter("crawlkeeper", "skipped")
+	failedCount    = beam.NewCounter("crawlkeeper", "failed")
+	errorCount     = beam.NewCounter("crawlkeeper", "errors")
+)
+
+// handler is the write-back logic processFn and writeFn share.
+type handler struct {
+	se *sharedEngine
+}
+
+func (h *handler) setup(ctx context.Context, o Options) error {
+	se, err := acquireEngine(ctx, o.withDefaults())
+	if err != nil {
+		return err
+	}
+	h.se = se
+	return nil
+}
+
+func (h *handler) teardown(o Options) {
+	if h.se != nil {
+		releaseEngine(o.withDefaults())
+		h.se = nil
+	}
+}
+
+// handle processes w's records and writes them back, with the version
+// check: a record that changed since it was read is read and processed
+// again (pipeline.Engine.Handle). Store errors are logged and counted, not
+// returned: failing the bundle would make the runner retry the whole
+// batch (or, on Prism, fail the job), while the next pass or notification
+// reaches those records anyway, as in the goroutine engine.
+func (h *handler) handle(ctx context.Context, w Work) (pipeline.Outcome, error) {
+	e := h.se.e
+	var out pipeline.Outcome
+	var ids []int64
+	var err error
+	switch w.Kind {
+	case KindScan:
+		var recs []*crawlkeeper.Record
+		if err := json.Unmarshal(w.Records, &recs); err != nil {
+			errorCount.Inc(ctx, 1)
+			slog.Error("reprocess: undecodable scan batch", "pass", w.Pass, "shard", w.Shard, "err", err)
+			return out, nil
+		}
+		ids = make([]int64, len(recs))
+		for i, r := range recs {
+			ids[i] = r.ID
+		}
+		out, err = e.Handle(ctx, recs)
+	case KindNotify:
+		ids = w.IDs
+		var gone int64
+		out, gone, err = e.HandleIDs(ctx, w.IDs)
+		out.Skipped += gone
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		errorCount.Inc(ctx, 1)
+		slog.Warn("reprocess: batch failed; the next pass processes its records", "kind", w.Kind, "pass", w.Pass, "shard", w.Shard, "err", err)
+	}
+	processedCount.Inc(ctx, out.Processed)
+	skippedCount.Inc(ctx, out.Skipped)
+	failedCount.Inc(ctx, out.Failed)
+	if observe != nil {
+		observe(w, ids, out)
+	}
+	if err := h.se.maybeSave(ctx); err != nil {
+		slog.Warn("reprocess: save corpus state", "err", err)
+	}
+	return out, nil
+}
+
+// processFn is the write-back stage. It emits, per Work, its kind and how
+// many records it wrote, which countFn totals in another stage.
+//
+// That output exists for Prism: a stage with no outputs makes Prism's
+// progress loop select on an already closed channel for as long as each
+// of its bundles runs, and the scan's bundles run for a whole slice. An
+// output consumed by a stage of its own keeps that loop waiting instead.
+type processFn struct {
+	Opts Options
+	h    handler
+}
+
+func (fn *processFn) Setup(ctx context.Context) error { return fn.h.setup(ctx, fn.Opts) }
+func (fn *processFn) Teardown()                       { fn.h.teardown(fn.Opts) }
+
+func (fn *processFn) ProcessElement(ctx context.Context, w Work, emit func(string, int64)) error {
+	out, err := fn.h.handle(ctx, w)
+	if err != nil {
+		return err
+	}
+	emit(w.Kind, out.Processed)
+	return nil
+}
+
+// writeFn is processFn without the output (Options.SinkWithoutOutput),
+// kept to measure what the output saves.
+type writeFn struct {
+	Opts Options
+	h    handler
+}
+
+func (fn *writeFn) Setup(ctx context.Context) error { return fn.h.setup(ctx, fn.Opts) }
+func (fn *writeFn) Teardown()                       { fn.h.teardown(fn.Opts) }
+
+func (fn *writeFn) ProcessElement(ctx context.Context, w Work) error {
+	_, err := fn.h.handle(ctx, w)
+	return err
+}
+
+// countFn keeps the running total of written records per kind. Being
+// stateful, it is the root of a stage of its own on every runner, which
+// is what gives the write-back stage a consumed output.
+type countFn struct {
+	Total state.Value[int64]
+}
+
+var totalCount = beam.NewCounter("crawlkeeper", "written")
+
+func (fn *countFn) ProcessElement(p state.Provider, kind string, n int64) error {
+	t, _, err := fn.Total.Read(p)
+	if err != nil {
+		return err
+	}
+	totalCount.Inc(context.Background(), n)
+	return fn.Total.Write(p, t+n)
+}
