@@ -116,7 +116,7 @@ func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time
 	err := s.db.QueryRowContext(ctx, `SELECT count(*),
 			count(CASE WHEN processed_at IS NULL THEN 1 END),
 			count(CASE WHEN processed_at IS NULL OR processed_version != version OR processed_chain != ? OR processed_at < ? THEN 1 END),
-			(SELECT min(processed_at) FROM active WHERE processed_at IS NOT NULL)
+			min(processed_at)
 		FROM active`, chain, dueBefore.UnixMicro()).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
 	if err != nil {
 		return nil, s.wrap("freshness", err)

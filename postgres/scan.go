@@ -116,7 +116,7 @@ func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time
 	err := s.pool.QueryRow(ctx, `SELECT count(*),
 			count(*) FILTER (WHERE processed_at IS NULL),
 			count(*) FILTER (WHERE processed_at IS NULL OR processed_version != version OR processed_chain != $1 OR processed_at < $2),
-			(SELECT min(processed_at) FROM active WHERE processed_at IS NOT NULL)
+			min(processed_at)
 		FROM active`, enc(chain), dueBefore.UnixMicro()).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
 	if err != nil {
 		return nil, s.wrap("freshness", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -115,8 +116,13 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	s := MustOpen(t, u)
 	var n int
-	if err := s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 2 {
-		t.Fatalf("schema_migrations has %d rows (%v), want 2", n, err)
+	// Each embedded migration applied once, however many processes raced.
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migration files (%v)", err)
+	}
+	if err := s.Pool().QueryRow(context.Background(), `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != len(files) {
+		t.Fatalf("schema_migrations has %d rows (%v), want %d", n, err, len(files))
 	}
 }
 
