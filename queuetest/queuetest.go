@@ -109,8 +109,23 @@ func testRoundTrip(t *testing.T, open Opener) {
 			t.Fatalf("ref %+v received %d times, want once (with its version)", r, got[r])
 		}
 	}
-	if s := q.Stats(); s.Dropped != 0 || s.Published != notes*per {
+	// A consumer can see the last message before the publisher has its
+	// acknowledgement and counts it: wait for the counters to settle.
+	if s := settledStats(q, notes*per); s.Dropped != 0 || s.Published != notes*per {
 		t.Fatalf("stats = %+v, want %d published and none dropped", s, notes*per)
+	}
+}
+
+// settledStats returns q's counters once they account for want refs, or
+// after ten seconds, whichever comes first.
+func settledStats(q crawlkeeper.Queue, want int64) crawlkeeper.QueueStats {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := q.Stats()
+		if s.Published+s.Dropped >= want || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
