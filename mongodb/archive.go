@@ -323,8 +323,18 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 				return nil, err
 			}
 			for _, d := range still {
-				delete(done, d.ID)
-				if _, err := s.active.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "rev", Value: oldRev[d.ID] + 1}}); err != nil {
+				res, err := s.active.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "rev", Value: oldRev[d.ID] + 1}})
+				if err != nil {
+					return nil, err
+				}
+				if res.DeletedCount == 1 {
+					delete(done, d.ID)
+					continue
+				}
+				// The new active copy was written to meanwhile (ingest
+				// prefers it): it is the newer one and the archive copy
+				// goes, as the repair would decide.
+				if _, err := s.archive.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}}); err != nil {
 					return nil, err
 				}
 			}
