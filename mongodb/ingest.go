@@ -209,18 +209,11 @@ func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed,
 			{Key: "date_errors", Value: r.DateErrors}}
 		models = append(models, condUpdate(r.ID, rev[r.ID], set))
 	}
-	// One update command per record: FerretDB 1.24 slows down sharply
-	// (minutes for a few hundred) on one update command with many
-	// conditional statements, while single updates stay in milliseconds.
-	conflict := false
-	for _, m := range models {
-		u := m.(*mongo.UpdateOneModel)
-		res, err := c.UpdateOne(ctx, u.Filter, u.Update)
-		if err != nil {
-			return err
-		}
-		conflict = conflict || res.MatchedCount != 1
+	res, err := bulkChunks(ctx, c, models)
+	if err != nil {
+		return err
 	}
+	conflict := res.MatchedCount != int64(len(models))
 	if conflict {
 		return errConflict
 	}
@@ -289,4 +282,32 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 		}
 	}
 	return errConflict
+}
+
+// bulkChunk is the number of statements sent in one write command.
+// MongoDB takes a thousand in one command; FerretDB 1.24 slows down
+// sharply (minutes for a few hundred conditional updates in one command,
+// milliseconds each one by one), and small commands cost MongoDB little.
+const bulkChunk = 16
+
+// bulkChunks runs models as unordered bulk writes of bulkChunk statements
+// and adds up their results.
+func bulkChunks(ctx context.Context, c *mongo.Collection, models []mongo.WriteModel) (*mongo.BulkWriteResult, error) {
+	total := &mongo.BulkWriteResult{}
+	for len(models) > 0 {
+		n := min(len(models), bulkChunk)
+		res, err := c.BulkWrite(ctx, models[:n], options.BulkWrite().SetOrdered(false))
+		if res != nil {
+			total.MatchedCount += res.MatchedCount
+			total.ModifiedCount += res.ModifiedCount
+			total.UpsertedCount += res.UpsertedCount
+			total.InsertedCount += res.InsertedCount
+			total.DeletedCount += res.DeletedCount
+		}
+		if err != nil {
+			return total, err
+		}
+		models = models[n:]
+	}
+	return total, nil
 }

@@ -16,7 +16,8 @@ import (
 // move intents or compression. `crawlkeeper bench --store mongodb://...`
 // compares the real paths against them; nothing else uses them.
 
-// RawUpsert writes recs with one unordered bulk write of upserts by _id.
+// RawUpsert writes recs with unordered bulk writes of upserts by _id, in
+// the store's command size (bulkChunk).
 func (s *Store) RawUpsert(ctx context.Context, recs []*crawlkeeper.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -25,7 +26,7 @@ func (s *Store) RawUpsert(ctx context.Context, recs []*crawlkeeper.Record) error
 	for i, r := range recs {
 		models[i] = mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: r.ID}}).SetReplacement(toDoc(r, 1)).SetUpsert(true)
 	}
-	_, err := s.active.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	_, err := bulkChunks(ctx, s.active, models)
 	return err
 }
 
@@ -39,7 +40,7 @@ func (s *Store) RawTouch(ctx context.Context, recs []*crawlkeeper.Record, now ti
 		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: r.ID}}).
 			SetUpdate(bson.D{{Key: "$set", Value: bson.D{{Key: "last_updated_at", Value: now.UnixMicro()}}}})
 	}
-	_, err := s.active.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
+	_, err := bulkChunks(ctx, s.active, models)
 	return err
 }
 
