@@ -13,18 +13,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-var dueColumn = map[crawlkeeper.DueRule]string{
-	crawlkeeper.DueByAge:   "crawled_at",
-	crawlkeeper.DueByStale: "last_updated_at",
-	crawlkeeper.DueByEvent: "event_at",
-}
-
 // SelectDue implements crawlkeeper.ArchiveStore: a range on the rule's
 // (column, _id) index, walked in that order.
 func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
-	col, ok := dueColumn[q.Rule]
-	if !ok {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", q.Rule)
+	col, err := sqlstore.DueColumn(q.Rule)
+	if err != nil {
+		return nil, err
 	}
 	limit := q.Limit
 	if limit <= 0 {

@@ -12,21 +12,15 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
-var dueColumn = map[crawlkeeper.DueRule]string{
-	crawlkeeper.DueByAge:   "crawled_at",
-	crawlkeeper.DueByStale: "last_updated_at",
-	crawlkeeper.DueByEvent: "event_at",
-}
-
 // SelectDue implements crawlkeeper.ArchiveStore. The WHERE clause is a
 // range on the rule's indexed column and the order is (column, id), the
 // order of that InnoDB index (whose entries end in the primary key), so
 // only due rows are read. FORCE INDEX keeps the optimizer from scanning
 // the primary key instead when a source filter looks selective.
 func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
-	col, ok := dueColumn[q.Rule]
-	if !ok {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", q.Rule)
+	col, err := sqlstore.DueColumn(q.Rule)
+	if err != nil {
+		return nil, err
 	}
 	limit := q.Limit
 	if limit <= 0 {

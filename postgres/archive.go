@@ -12,20 +12,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-var dueColumn = map[crawlkeeper.DueRule]string{
-	crawlkeeper.DueByAge:   "crawled_at",
-	crawlkeeper.DueByStale: "last_updated_at",
-	crawlkeeper.DueByEvent: "event_at",
-}
-
 // SelectDue implements crawlkeeper.ArchiveStore. The WHERE clause is a
 // range on the rule's index and the order is that index's (column, id), so
 // the planner walks the index and reads only due entries; the index
 // includes every column read, allowing index-only scans.
 func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
-	col, ok := dueColumn[q.Rule]
-	if !ok {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", q.Rule)
+	col, err := sqlstore.DueColumn(q.Rule)
+	if err != nil {
+		return nil, err
 	}
 	limit := q.Limit
 	if limit <= 0 {

@@ -9,22 +9,17 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
-
-var dueColumn = map[crawlkeeper.DueRule]string{
-	crawlkeeper.DueByAge:   "crawled_at",
-	crawlkeeper.DueByStale: "last_updated_at",
-	crawlkeeper.DueByEvent: "event_at",
-}
 
 // SelectDue implements crawlkeeper.ArchiveStore. The WHERE clause is a
 // range on the rule's index and the order is that index's order; the index
 // carries every column read, so SQLite reads only the due entries of the
 // index and never the table.
 func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
-	col, ok := dueColumn[q.Rule]
-	if !ok {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", q.Rule)
+	col, err := sqlstore.DueColumn(q.Rule)
+	if err != nil {
+		return nil, err
 	}
 	limit := q.Limit
 	if limit <= 0 {

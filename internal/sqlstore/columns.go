@@ -152,3 +152,18 @@ type Probe struct {
 	Kind  string
 	Query string
 }
+
+// DueColumn names the timestamp an archive rule selects on: the column on
+// the SQL stores, the field on MongoDB. Every store indexes it as (column,
+// id).
+func DueColumn(rule crawlkeeper.DueRule) (string, error) {
+	switch rule {
+	case crawlkeeper.DueByAge:
+		return "crawled_at", nil
+	case crawlkeeper.DueByStale:
+		return "last_updated_at", nil
+	case crawlkeeper.DueByEvent:
+		return "event_at", nil
+	}
+	return "", crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", rule)
+}
