@@ -28,8 +28,12 @@ type ArchiveStore interface {
 	// sources when source is nil) archived before the time, in id order
 	// after afterID, for retention.
 	ArchivedBefore(ctx context.Context, source *string, before time.Time, afterID int64, limit int) ([]*Record, error)
-	// Purge deletes archived records and their history for good.
-	Purge(ctx context.Context, ids []int64) (int, error)
+	// Purge deletes archived records and their history for good, each
+	// only while it is archived in the state given (the state that was
+	// exported): the decision is PlanPurge's. Targets archived in another
+	// state are reported as Changed and kept; targets no longer archived
+	// are neither.
+	Purge(ctx context.Context, targets []RecordState) (*PurgeResult, error)
 	// ArchiveStats returns the archive's analytics per source: median
 	// lifetime of archived records and content changes per week.
 	ArchiveStats(ctx context.Context, now time.Time) (map[string]*SourceStats, error)
@@ -87,6 +91,14 @@ type Move struct {
 	Version       int64
 	LastUpdatedAt time.Time
 	Reason        ArchiveReason
+}
+
+// PurgeResult says what a Purge did.
+type PurgeResult struct {
+	// Purged are the ids deleted, Changed those kept because a crawl
+	// refreshed or changed them after they were exported.
+	Purged  []int64
+	Changed []int64
 }
 
 // EventUpdate is a re-read of a record's event fields.

@@ -530,8 +530,12 @@ func (a *Archiver) Restore(ctx context.Context, ids []int64) (*RestoreReport, er
 
 // PurgeReport says what a retention purge did.
 type PurgeReport struct {
-	Purged   int            `json:"purged"`
-	Exported int            `json:"exported"`
+	Purged   int `json:"purged"`
+	Exported int `json:"exported"`
+	// Changed counts records that a crawl refreshed or changed after they
+	// were exported: they stay archived until a later purge exports and
+	// deletes them.
+	Changed  int            `json:"changed"`
 	BySource map[string]int `json:"by_source"`
 }
 
@@ -539,6 +543,9 @@ type PurgeReport struct {
 // record is deleted.
 type PurgeExport interface {
 	Write(v any) error
+	// Sync makes every line written so far durable (on disk, file and
+	// folder entry). Purge deletes nothing that a Sync has not covered.
+	Sync() error
 }
 
 // PurgeLine is one line of a purge export.
@@ -547,19 +554,23 @@ type PurgeLine struct {
 	History []HistoryEntry `json:"history"`
 }
 
-// Purge deletes archived records older than their source's purge_after.
-// It works in two phases so nothing is deleted that is not safely
-// exported: every candidate is written to export first, then commit (which
-// must make the export durable) is called, and only then are the records
-// deleted. A nil export purges without exporting.
-func (a *Archiver) Purge(ctx context.Context, export PurgeExport, commit func() error) (*PurgeReport, error) {
+// purgePage is how many archived records one purge step reads, exports
+// and deletes: memory stays bounded whatever the archive's size.
+const purgePage = 1000
+
+// Purge deletes archived records older than their source's purge_after,
+// one page at a time: the page's records and their history are written to
+// export and synced, then each record is deleted only if it is still
+// archived in the state that was exported (PlanPurge). A record refreshed
+// meanwhile is kept and counted as changed. A nil export purges without
+// exporting. Killed at any point, every deleted record is in the export.
+func (a *Archiver) Purge(ctx context.Context, export PurgeExport) (*PurgeReport, error) {
 	rep := &PurgeReport{BySource: map[string]int{}}
 	st, err := a.Store.Stats(ctx)
 	if err != nil {
 		return rep, err
 	}
 	now := a.now()
-	var ids []int64
 	sources := make([]string, 0, len(st.Sources))
 	for name, s := range st.Sources {
 		if s.Archived > 0 {
@@ -577,43 +588,66 @@ func (a *Archiver) Purge(ctx context.Context, export PurgeExport, commit func() 
 		}
 		var after int64
 		for {
-			recs, err := a.Store.ArchivedBefore(ctx, &src, now.Add(-pol.PurgeAfter), after, 1000)
+			recs, err := a.Store.ArchivedBefore(ctx, &src, now.Add(-pol.PurgeAfter), after, purgePage)
 			if err != nil {
 				return rep, err
 			}
-			for _, r := range recs {
-				after = r.ID
-				if export != nil {
-					hist, err := a.Store.History(ctx, r.ID)
-					if err != nil {
-						return rep, err
-					}
-					if err := export.Write(PurgeLine{Record: r, History: hist}); err != nil {
-						return rep, fmt.Errorf("export record %d: %w", r.ID, err)
-					}
-					rep.Exported++
-				}
-				ids = append(ids, r.ID)
-				rep.BySource[src]++
+			if len(recs) == 0 {
+				break
 			}
-			if len(recs) < 1000 {
+			after = recs[len(recs)-1].ID
+			n, err := a.purgePage(ctx, export, recs, rep)
+			if err != nil {
+				return rep, err
+			}
+			rep.BySource[src] += n
+			if a.Progress != nil {
+				a.Progress(rep.Exported, rep.Purged)
+			}
+			if len(recs) < purgePage {
 				break
 			}
 		}
 	}
-	if commit != nil {
-		if err := commit(); err != nil {
-			return rep, fmt.Errorf("finish export, nothing was deleted: %w", err)
-		}
-	}
-	for len(ids) > 0 {
-		n := min(len(ids), a.batch(ArchiveOptions{}))
-		k, err := a.Store.Purge(ctx, ids[:n])
-		if err != nil {
-			return rep, err
-		}
-		rep.Purged += k
-		ids = ids[n:]
-	}
 	return rep, nil
+}
+
+// purgePage exports recs (when export is set), syncs the export and
+// deletes the records still in their exported state. It returns how many
+// it deleted.
+func (a *Archiver) purgePage(ctx context.Context, export PurgeExport, recs []*Record, rep *PurgeReport) (int, error) {
+	targets := make([]RecordState, len(recs))
+	for i, r := range recs {
+		targets[i] = StateOf(r)
+	}
+	if export != nil {
+		ids := make([]int64, len(recs))
+		for i, r := range recs {
+			ids[i] = r.ID
+		}
+		hist, err := a.Store.HistoryMany(ctx, ids)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range recs {
+			h := hist[r.ID]
+			if h == nil {
+				h = []HistoryEntry{}
+			}
+			if err := export.Write(PurgeLine{Record: r, History: h}); err != nil {
+				return 0, fmt.Errorf("export record %d: %w", r.ID, err)
+			}
+		}
+		if err := export.Sync(); err != nil {
+			return 0, fmt.Errorf("make the export durable, nothing more was deleted: %w", err)
+		}
+		rep.Exported += len(recs)
+	}
+	res, err := a.Store.Purge(ctx, targets)
+	if err != nil {
+		return 0, err
+	}
+	rep.Purged += len(res.Purged)
+	rep.Changed += len(res.Changed)
+	return len(res.Purged), nil
 }

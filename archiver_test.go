@@ -263,10 +263,28 @@ func TestArchiveDuringConcurrentIngest(t *testing.T) {
 	}
 }
 
-type memExport struct{ lines []crawlkeeper.PurgeLine }
+// memExport collects purge lines; syncErr fails its Sync, and onSync runs
+// at each Sync, between the export of a page and its deletion.
+type memExport struct {
+	lines   []crawlkeeper.PurgeLine
+	synced  int
+	syncErr error
+	onSync  func()
+}
 
 func (m *memExport) Write(v any) error {
 	m.lines = append(m.lines, v.(crawlkeeper.PurgeLine))
+	return nil
+}
+
+func (m *memExport) Sync() error {
+	if m.syncErr != nil {
+		return m.syncErr
+	}
+	if m.onSync != nil {
+		m.onSync()
+	}
+	m.synced = len(m.lines)
 	return nil
 }
 
@@ -281,23 +299,63 @@ func TestPurgeExportsFirst(t *testing.T) {
 	}
 	h.set(t0.Add(10 * 24 * time.Hour))
 	failing := errors.New("disk full")
-	exp := &memExport{}
-	if _, err := h.archiver().Purge(context.Background(), exp, func() error { return failing }); !errors.Is(err, failing) {
+	exp := &memExport{syncErr: failing}
+	if _, err := h.archiver().Purge(context.Background(), exp); !errors.Is(err, failing) {
 		t.Fatalf("purge with a failing export = %v", err)
 	}
 	if h.count(true) != 2 {
 		t.Fatal("records were deleted although the export failed")
 	}
 	exp = &memExport{}
-	rep, err := h.archiver().Purge(context.Background(), exp, func() error { return nil })
-	if err != nil || rep.Purged != 1 || rep.Exported != 1 || rep.BySource["short"] != 1 {
+	rep, err := h.archiver().Purge(context.Background(), exp)
+	if err != nil || rep.Purged != 1 || rep.Exported != 1 || rep.BySource["short"] != 1 || rep.Changed != 0 {
 		t.Fatalf("purge = %+v %v", rep, err)
 	}
-	if len(exp.lines) != 1 || exp.lines[0].Record.Source != "short" || len(exp.lines[0].History) != 1 {
+	if len(exp.lines) != 1 || exp.synced != 1 || exp.lines[0].Record.Source != "short" || len(exp.lines[0].History) != 1 {
 		t.Fatalf("export = %+v", exp.lines)
 	}
 	if h.count(true) != 1 {
 		t.Fatalf("archived left: %d", h.count(true))
+	}
+	h.check()
+}
+
+// A crawl that re-delivers an archived record while its purge export is
+// being written refreshes it in the archive: the purge must keep that
+// newer version (and its history), not delete what it never exported.
+func TestPurgeKeepsRecordsRefreshedAfterExport(t *testing.T) {
+	h := newHarness(t, "defaults:\n  max_age: 1d\n  purge_after: 7d\n")
+	h.ingest(`{"title":"a","url":"https://x.test/a"}`, `{"title":"b","url":"https://x.test/b"}`)
+	h.set(t0.Add(time.Hour))
+	h.ingest(`{"title":"a","url":"https://x.test/a","v":2}`)
+	h.set(t0.Add(2 * 24 * time.Hour))
+	if rep := h.run(crawlkeeper.ArchiveOptions{}); rep.Archived != 2 {
+		t.Fatalf("archive = %+v", rep)
+	}
+	h.set(t0.Add(10 * 24 * time.Hour))
+	exp := &memExport{onSync: func() {
+		// Still older than max_age, so it is refreshed in the archive.
+		if sum := h.ingest(`{"title":"a","url":"https://x.test/a","v":3}`); sum.Refreshed != 1 {
+			t.Errorf("re-crawl during the purge = %+v, want a refresh of the archived record", sum)
+		}
+	}}
+	rep, err := h.archiver().Purge(context.Background(), exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Exported != 2 || rep.Purged != 1 || rep.Changed != 1 {
+		t.Fatalf("purge = %+v, want 2 exported, 1 purged, 1 kept as changed", rep)
+	}
+	if h.count(true) != 1 {
+		t.Fatalf("archived left: %d, want the refreshed record", h.count(true))
+	}
+	exp = &memExport{}
+	rep, err = h.archiver().Purge(context.Background(), exp)
+	if err != nil || rep.Purged != 1 || rep.Changed != 0 {
+		t.Fatalf("second purge = %+v %v", rep, err)
+	}
+	if len(exp.lines) != 1 || string(exp.lines[0].Record.Item) != `{"title":"a","url":"https://x.test/a","v":3}` || len(exp.lines[0].History) != 2 {
+		t.Fatalf("second export = %+v, want version 3 with two versions of history", exp.lines)
 	}
 	h.check()
 }

@@ -9,16 +9,32 @@ import (
 // Every backend (sqlite, postgres, mysql, mongodb) implements it and runs
 // the conformance suite in package storetest.
 //
+// Store is the sum of role interfaces, one per kind of user: RecordStore
+// (ingest and reads), ArchiveStore (the archiver), ScanStore (the
+// reprocessing pipeline) and StateStore (checkpoints, journal, leases). Code
+// that needs one role takes that interface, so a new backend can be built
+// and tested one role at a time (storetest runs one suite per role).
+//
 // The contract relies on conditional writes, not on multi-statement
 // transactions: a backend without them (MongoDB on a single server) applies
 // each item or move with a write conditioned on the record's version and
 // stays correct, because every operation is idempotent when re-run.
 type Store interface {
+	RecordStore
+	ArchiveStore
+	ScanStore
+	StateStore
+}
+
+// RecordStore is the role that ingests items and reads records back.
+type RecordStore interface {
 	// Ingest applies a batch of prepared items in order; later items with
-	// the same key see the effect of earlier ones. When Ingest returns nil
-	// every item is durable. When it returns an error, a prefix of the
-	// batch may have been applied; ingesting the batch again converges to
-	// the same records (already-applied items count as unchanged).
+	// the same key see the effect of earlier ones. The decisions are
+	// PlanIngest's. When Ingest returns nil every item is committed, as
+	// durably as the store's durability setting promises. When it returns
+	// an error, a prefix of the batch may have been applied; ingesting the
+	// batch again converges to the same records (already-applied items
+	// count as unchanged).
 	Ingest(ctx context.Context, b *IngestBatch) (*IngestResult, error)
 
 	// Get returns the record with id, active or archived, or an ENOTFOUND
@@ -31,6 +47,10 @@ type Store interface {
 	// first. It returns an empty slice for a record without changes and
 	// ENOTFOUND for an unknown id.
 	History(ctx context.Context, id int64) ([]HistoryEntry, error)
+	// HistoryMany returns the kept previous versions of each of ids that
+	// has any, oldest first, in one read per chunk of ids. Unknown ids and
+	// records without changes are absent from the map.
+	HistoryMany(ctx context.Context, ids []int64) (map[int64][]HistoryEntry, error)
 	// List returns one page of records matching q.
 	List(ctx context.Context, q RecordQuery) (*RecordPage, error)
 
@@ -40,10 +60,6 @@ type Store interface {
 	Check(ctx context.Context) (*CheckReport, error)
 	// Close releases the store's resources.
 	Close() error
-
-	ArchiveStore
-	ScanStore
-	StateStore
 }
 
 // IngestBatch is one batch of prepared items to write.

@@ -76,6 +76,9 @@ func asInt(v any) int64 {
 const (
 	toArchive = "archive"
 	toActive  = "active"
+	// toPurge marks a purge in progress: the record leaves the archive
+	// for good.
+	toPurge = "purge"
 )
 
 // intentDoc marks a move in progress (see the package notes).
@@ -157,14 +160,7 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	}
 	reason := map[int64]crawlkeeper.ArchiveReason{}
 	var cand []int64
-	for _, m := range moves {
-		d := cur[m.ID]
-		if d == nil || d.Version != m.Version || d.LastUpdatedAt != m.LastUpdatedAt.UnixMicro() {
-			continue // gone, re-crawled or changed since selection
-		}
-		if _, dup := reason[m.ID]; dup {
-			continue // a move listed twice happens once
-		}
+	for _, m := range crawlkeeper.PlanMoves(moves, docLookup(cur)) {
 		reason[m.ID] = m.Reason
 		cand = append(cand, m.ID)
 	}
@@ -393,6 +389,16 @@ func (s *Store) repairOne(ctx context.Context, in intentDoc) error {
 	if err != nil {
 		return err
 	}
+	if in.To == toPurge {
+		if !inActive && !inArchive {
+			// Deleted from the archive, maybe not its history and key.
+			if err := s.finishPurge(ctx, []int64{in.ID}, nil); err != nil {
+				return err
+			}
+		}
+		_, err = s.moves.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "at", Value: in.At}})
+		return err
+	}
 	if inActive && inArchive {
 		if in.To == toArchive && a == r {
 			// Copied and unchanged since: finish the move.
@@ -428,12 +434,8 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 	}
 	var recs []*crawlkeeper.Record
 	oldRev := map[int64]int64{}
-	for _, id := range ids {
+	for _, id := range crawlkeeper.PlanRestore(ids, docLookup(byID)) {
 		d := byID[id]
-		if d == nil {
-			continue
-		}
-		delete(byID, id)
 		r, err := d.record()
 		if err != nil {
 			return nil, err
@@ -504,50 +506,115 @@ func (s *Store) ArchivedBefore(ctx context.Context, source *string, before time.
 	return recs, nil
 }
 
-// Purge implements crawlkeeper.ArchiveStore. Records being moved are
-// skipped; the history goes before the record, so a crash leaves an
-// archived record without history rather than history without a record.
-func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
-	if len(ids) == 0 {
-		return 0, nil
+// docLookup is a crawlkeeper.Lookup over documents loaded by id.
+func docLookup(docs map[int64]*recordDoc) crawlkeeper.Lookup {
+	return func(id int64) (int64, time.Time, bool) {
+		d := docs[id]
+		if d == nil {
+			return 0, time.Time{}, false
+		}
+		return d.Version, crawlkeeper.MicrosTime(d.LastUpdatedAt), true
 	}
-	in := bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}}
-	docs, err := findDocs(ctx, s.archive, in, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "key", Value: 1}}))
-	if err != nil {
-		return 0, s.wrap("purge", err)
+}
+
+// Purge implements crawlkeeper.ArchiveStore without transactions. Each
+// record still archived in its exported state is locked with a purge
+// intent and deleted only at the rev it was read at, so a refresh by a
+// concurrent ingest wins and the record is kept (reported as changed).
+// Its history and key claim go after the record: a crash in between leaves
+// the intent, and the repair (on open, archive, restore and check) deletes
+// the history of a purged record that is in neither collection.
+func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*crawlkeeper.PurgeResult, error) {
+	res := &crawlkeeper.PurgeResult{Purged: []int64{}}
+	if len(targets) == 0 {
+		return res, nil
 	}
-	busy, err := s.moving(ctx, ids)
+	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	docs, err := findDocs(ctx, s.archive, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "key", Value: 1}, {Key: "version", Value: 1}, {Key: "last_updated_at", Value: 1}, {Key: "rev", Value: 1}}))
 	if err != nil {
-		return 0, s.wrap("purge", err)
+		return nil, s.wrap("purge", err)
+	}
+	byID := make(map[int64]*recordDoc, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	purge, changed := crawlkeeper.PlanPurge(targets, docLookup(byID))
+	res.Changed = changed
+	locked, err := s.lockMoves(ctx, purge, toPurge)
+	if err != nil {
+		return nil, s.wrap("purge", err)
+	}
+	isLocked := make(map[int64]bool, len(locked))
+	for _, id := range locked {
+		isLocked[id] = true
+	}
+	for _, id := range purge {
+		if !isLocked[id] {
+			res.Changed = append(res.Changed, id) // being moved: wait for the next purge
+		}
 	}
 	var gone []int64
-	for _, d := range docs {
-		if !busy[d.ID] {
-			gone = append(gone, d.ID)
+	var goneKeys []string
+	for _, id := range locked {
+		d := byID[id]
+		del, err := s.archive.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: d.Rev}})
+		if err != nil {
+			return nil, s.wrap("purge", err)
+		}
+		if del.DeletedCount == 1 {
+			gone = append(gone, id)
+			goneKeys = append(goneKeys, d.Key)
+		} else {
+			res.Changed = append(res.Changed, id)
 		}
 	}
+	if err := s.step("purge:deleted"); err != nil {
+		return nil, err
+	}
+	if err := s.finishPurge(ctx, gone, goneKeys); err != nil {
+		return nil, err
+	}
+	if err := s.unlockMoves(ctx, locked); err != nil {
+		return nil, s.wrap("purge", err)
+	}
+	res.Purged = gone
+	return res, nil
+}
+
+// finishPurge deletes the history and the key claims of records deleted
+// from the archive. Ids are never reused, so whatever still carries a
+// purged id is left over. keys holds the purged records' keys when known;
+// without them (a repair, after the record is gone) the claims are found
+// by id, a scan of the keys collection that only repairs pay.
+func (s *Store) finishPurge(ctx context.Context, gone []int64, keys []string) error {
 	if len(gone) == 0 {
-		return 0, nil
+		return nil
 	}
-	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: gone}}}}); err != nil {
-		return 0, s.wrap("purge history", err)
+	in := bson.D{{Key: "$in", Value: gone}}
+	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in}}); err != nil {
+		return s.wrap("purge history", err)
 	}
-	res, err := s.archive.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: gone}}}})
-	if err != nil {
-		return 0, s.wrap("purge", err)
-	}
-	// The keys are released last: a crash before leaves claims of records
-	// that no longer exist, which the next ingest of those keys releases.
-	var release []mongo.WriteModel
-	for _, d := range docs {
-		if !busy[d.ID] {
-			release = append(release, mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: d.Key}, {Key: "id", Value: d.ID}}))
+	var err error
+	if keys == nil {
+		_, err = s.keys.DeleteMany(ctx, bson.D{{Key: "id", Value: in}})
+	} else {
+		release := make([]mongo.WriteModel, len(gone))
+		for i, id := range gone {
+			release[i] = mongo.NewDeleteOneModel().SetFilter(bson.D{{Key: "_id", Value: keys[i]}, {Key: "id", Value: id}})
 		}
+		_, err = s.keys.BulkWrite(ctx, release, options.BulkWrite().SetOrdered(false))
 	}
-	if _, err := s.keys.BulkWrite(ctx, release, options.BulkWrite().SetOrdered(false)); err != nil {
-		return 0, s.wrap("purge keys", err)
+	if err != nil {
+		return s.wrap("purge keys", err)
 	}
-	return int(res.DeletedCount), nil
+	return nil
 }
 
 // moving returns which of ids have a move intent (all intents for nil).

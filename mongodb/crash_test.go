@@ -212,3 +212,51 @@ func TestCrashThenChange(t *testing.T) {
 		t.Fatalf("history: %v %v", hist, err)
 	}
 }
+
+// TestCrashDuringPurge stops a purge after the record left the archive and
+// before its history and key claim were deleted, then opens the store again:
+// the repair finishes the purge, Check passes and the key is free.
+func TestCrashDuringPurge(t *testing.T) {
+	ctx := context.Background()
+	u := crashDatabaseURL(t)
+	s := openCrash(t, u)
+	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+	id := e.Ingest(`{"title":"a","url":"https://c.test/a","v":1}`).IDs[0]
+	e.Now = e.Now.Add(time.Hour)
+	e.Ingest(`{"title":"a","url":"https://c.test/a","v":2}`)
+	r := e.MustGet(id)
+	if moved, err := s.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonAge}}, e.Now); err != nil || len(moved) != 1 {
+		t.Fatalf("archive: %v %v", moved, err)
+	}
+	s.crashAt = func(step string) error {
+		if step == "purge:deleted" {
+			return errCrash
+		}
+		return nil
+	}
+	if _, err := s.Purge(ctx, []crawlkeeper.RecordState{crawlkeeper.StateOf(e.MustGet(id))}); !errors.Is(err, errCrash) {
+		t.Fatalf("purge: %v, want the simulated crash", err)
+	}
+	if n, _ := s.history.CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 1 {
+		t.Fatalf("history entries before the repair: %d, want the one the crash left", n)
+	}
+	s.Close()
+
+	s2 := openCrash(t, u)
+	mustCheck(t, s2)
+	if a, r := copies(t, s2, id); a+r != 0 {
+		t.Fatalf("%d active and %d archived copies of a purged record", a, r)
+	}
+	if n, _ := s2.history.CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 0 {
+		t.Fatalf("history of a purged record left after the repair: %d", n)
+	}
+	if n, _ := s2.moves.CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatalf("%d intents left after the repair", n)
+	}
+	e2 := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s2 })
+	again := e2.Ingest(`{"title":"a","url":"https://c.test/a","v":2}`)
+	if again.Outcomes[0] != crawlkeeper.OutcomeInserted || again.IDs[0] == id {
+		t.Fatalf("ingest after the purge: %+v", again)
+	}
+	mustCheck(t, s2)
+}

@@ -65,7 +65,7 @@ func (s *Store) lastID(ctx context.Context) (int64, error) { return lastOf(ctx, 
 
 // Ingest implements crawlkeeper.Store. The records of the batch's keys
 // are read (active, then archive), the domain's Merge decides each item
-// (internal/sqlstore.Plan, shared with the SQL stores), and the writes go
+// (crawlkeeper.PlanIngest), and the writes go
 // out as bulk writes, each document write conditioned on the rev that was
 // read. When one matches nothing, a concurrent writer changed the record
 // and Ingest returns ECONFLICT; the writes already made are those of an
@@ -82,7 +82,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 }
 
 func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
-	keys := sqlstore.DistinctKeys(b.Items)
+	keys := crawlkeeper.DistinctKeys(b.Items)
 	state := make(map[string]*crawlkeeper.Record, len(keys))
 	rev := map[int64]int64{} // id → rev read, of the copy ingest works on
 	// Active first: a move to archive copies before it deletes, so a key
@@ -105,7 +105,7 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		}
 	}
 	var ids []int64
-	if n := sqlstore.NewKeys(b.Items, state); n > 0 {
+	if n := crawlkeeper.NewKeyCount(b.Items, state); n > 0 {
 		first, err := s.takeIDs(ctx, s.recordIDs, int64(n))
 		if err != nil {
 			return nil, fmt.Errorf("take ids: %w", err)
@@ -114,7 +114,7 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			ids = append(ids, first+int64(i))
 		}
 	}
-	w, res := sqlstore.Plan(b, state, ids)
+	w, res := crawlkeeper.PlanIngest(b, state, ids)
 
 	// History goes first: a crash before the record is written leaves
 	// entries at the record's own version, which reads ignore.

@@ -213,6 +213,48 @@ func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEnt
 	return out, nil
 }
 
+// HistoryMany implements crawlkeeper.RecordStore. As in History, entries
+// at or above a record's version are left-overs, not history, so the
+// records' versions are read first.
+func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
+	out := map[int64][]crawlkeeper.HistoryEntry{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	in := bson.D{{Key: "$in", Value: ids}}
+	version := map[int64]int64{}
+	for _, c := range []*mongo.Collection{s.active, s.archive} {
+		docs, err := findDocs(ctx, c, bson.D{{Key: "_id", Value: in}}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: 1}}))
+		if err != nil {
+			return nil, s.wrap("history", err)
+		}
+		for _, d := range docs {
+			version[d.ID] = d.Version
+		}
+	}
+	cur, err := s.history.Find(ctx, bson.D{{Key: "record_id", Value: in}},
+		options.Find().SetSort(bson.D{{Key: "record_id", Value: 1}, {Key: "version", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap("history", err)
+	}
+	var docs []historyDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, s.wrap("history", err)
+	}
+	for _, h := range docs {
+		if v, ok := version[h.RecordID]; !ok || h.Version >= v {
+			continue
+		}
+		item := h.Item
+		if item == nil {
+			item = []byte{}
+		}
+		out[h.RecordID] = append(out[h.RecordID], crawlkeeper.HistoryEntry{RecordID: h.RecordID, Version: h.Version, Item: item, ContentHash: h.ContentHash,
+			ValidFrom: crawlkeeper.MicrosTime(h.ValidFrom), ValidTo: crawlkeeper.MicrosTime(h.ValidTo)})
+	}
+	return out, nil
+}
+
 // List implements crawlkeeper.Store with keyset pagination on (_id) or
 // (last_updated_at, _id), both indexed.
 func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeeper.RecordPage, error) {

@@ -14,7 +14,7 @@ import (
 
 // Ingest implements crawlkeeper.Store: the whole batch is one transaction.
 // The keys are locked, their records read with a few IN (...) queries, the
-// domain's Merge decides each item (internal/sqlstore.Plan), and each kind
+// domain's Merge decides each item (crawlkeeper.PlanIngest), and each kind
 // of write is one multi-row statement.
 func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
 	if len(b.Items) == 0 {
@@ -33,7 +33,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 }
 
 func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
-	keys := sqlstore.DistinctKeys(b.Items)
+	keys := crawlkeeper.DistinctKeys(b.Items)
 	if err := s.lockKeys(ctx, tx, keys); err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBat
 		return nil, err
 	}
 	var ids []int64
-	if n := sqlstore.NewKeys(b.Items, state); n > 0 {
+	if n := crawlkeeper.NewKeyCount(b.Items, state); n > 0 {
 		first, err := s.takeIDs(ctx, n)
 		if err != nil {
 			return nil, err
@@ -52,7 +52,7 @@ func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBat
 			ids[i] = first + int64(i)
 		}
 	}
-	w, res := sqlstore.Plan(b, state, ids)
+	w, res := crawlkeeper.PlanIngest(b, state, ids)
 	if len(w.DeleteArchive) > 0 {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM archive WHERE id IN (`+list(len(w.DeleteArchive))+`)`, int64s(w.DeleteArchive)...); err != nil {
 			return nil, fmt.Errorf("revive: %w", err)
@@ -238,7 +238,7 @@ func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*cra
 
 // writeHistory keeps previous versions, replacing rows with the same
 // (record_id, version), and trims versions beyond the limit.
-func (s *Store) writeHistory(ctx context.Context, tx *sql.Tx, hist []*crawlkeeper.HistoryEntry, trims []sqlstore.Trim) error {
+func (s *Store) writeHistory(ctx context.Context, tx *sql.Tx, hist []*crawlkeeper.HistoryEntry, trims []crawlkeeper.HistoryTrim) error {
 	for _, c := range chunks(hist, s.maxStatement, func(h *crawlkeeper.HistoryEntry) int { return 2*len(h.Item) + 128 }) {
 		args := make([]any, 0, len(c)*6)
 		for _, h := range c {
@@ -248,7 +248,7 @@ func (s *Store) writeHistory(ctx context.Context, tx *sql.Tx, hist []*crawlkeepe
 			return fmt.Errorf("history: %w", err)
 		}
 	}
-	for _, c := range chunks(trims, s.maxStatement, func(sqlstore.Trim) int { return 64 }) {
+	for _, c := range chunks(trims, s.maxStatement, func(crawlkeeper.HistoryTrim) int { return 64 }) {
 		args := make([]any, 0, 2*len(c))
 		for _, t := range c {
 			args = append(args, t.RecordID, t.UpTo)

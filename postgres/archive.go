@@ -141,14 +141,9 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 		}
 		var recs []*crawlkeeper.Record
 		var reasons []crawlkeeper.ArchiveReason
-		for _, m := range moves {
-			r := cur[m.ID]
-			if r == nil || r.Version != m.Version || !r.LastUpdatedAt.Equal(crawlkeeper.Truncate(m.LastUpdatedAt)) {
-				continue // gone, re-crawled or changed since selection
-			}
-			recs = append(recs, r)
+		for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur)) {
+			recs = append(recs, cur[m.ID])
 			reasons = append(reasons, m.Reason)
-			delete(cur, m.ID) // a move listed twice happens once
 			moved = append(moved, m.ID)
 		}
 		if len(recs) == 0 {
@@ -178,14 +173,10 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 			return err
 		}
 		var recs []*crawlkeeper.Record
-		for _, id := range ids {
+		for _, id := range crawlkeeper.PlanRestore(ids, crawlkeeper.RecordLookup(cur)) {
 			r := cur[id]
-			if r == nil {
-				continue
-			}
 			r.ArchivedAt, r.ArchiveReason = nil, ""
 			recs = append(recs, r)
-			delete(cur, id)
 			restored = append(restored, id)
 		}
 		if len(recs) == 0 {
@@ -265,39 +256,42 @@ func (s *Store) ArchivedBefore(ctx context.Context, source *string, before time.
 }
 
 // Purge implements crawlkeeper.ArchiveStore. The keys are locked first, so
-// a concurrent ingest of a purged key waits and then stores a new record.
-func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
-	if len(ids) == 0 {
-		return 0, nil
+// a concurrent ingest of a purged key waits and then stores a new record;
+// a concurrent refresh of an archived record either commits before the
+// lock (and the record is kept as changed) or waits and finds it gone.
+func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*crawlkeeper.PurgeResult, error) {
+	res := &crawlkeeper.PurgeResult{Purged: []int64{}}
+	if len(targets) == 0 {
+		return res, nil
 	}
-	var n int
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
 	err := s.inTx(ctx, "purge", func(tx pgx.Tx) error {
 		cur, err := lockAndLoad(ctx, tx, "archive", ids, false)
 		if err != nil {
 			return err
 		}
-		// Records not archived (restored or revived meanwhile) keep
-		// their history.
-		var gone []int64
-		var keys []string
-		for id, r := range cur {
-			gone = append(gone, id)
-			keys = append(keys, enc(r.Key))
-		}
-		n = len(gone)
-		if n == 0 {
+		purge, changed := crawlkeeper.PlanPurge(targets, crawlkeeper.RecordLookup(cur))
+		res.Purged, res.Changed = purge, changed
+		if len(purge) == 0 {
 			return nil
 		}
+		keys := make([]string, len(purge))
+		for i, id := range purge {
+			keys[i] = enc(cur[id].Key)
+		}
 		batch := &pgx.Batch{}
-		batch.Queue(`DELETE FROM archive WHERE id = ANY($1)`, gone)
-		batch.Queue(`DELETE FROM history WHERE record_id = ANY($1)`, gone)
+		batch.Queue(`DELETE FROM archive WHERE id = ANY($1)`, purge)
+		batch.Queue(`DELETE FROM history WHERE record_id = ANY($1)`, purge)
 		batch.Queue(`DELETE FROM record_keys WHERE key = ANY($1)`, keys)
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return n, nil
+	return res, nil
 }
 
 // ArchiveStats implements crawlkeeper.ArchiveStore. The median lifetime

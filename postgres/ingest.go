@@ -25,7 +25,7 @@ const maxStatementBytes = 32 << 20
 
 // Ingest implements crawlkeeper.Store: the whole batch is one transaction.
 // The keys are locked and their records read in one pipelined round trip,
-// the domain's Merge decides each item (internal/sqlstore.Plan), and the
+// the domain's Merge decides each item (crawlkeeper.PlanIngest), and the
 // writes go out as one pipelined batch of multi-row statements.
 func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
 	if len(b.Items) == 0 {
@@ -44,7 +44,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 }
 
 func (s *Store) ingest(ctx context.Context, tx pgx.Tx, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
-	keys := encAll(sqlstore.DistinctKeys(b.Items))
+	keys := encAll(crawlkeeper.DistinctKeys(b.Items))
 	sorted := slices.Clone(keys)
 	slices.Sort(sorted)
 
@@ -87,7 +87,7 @@ func (s *Store) ingest(ctx context.Context, tx pgx.Tx, b *crawlkeeper.IngestBatc
 	}
 
 	var ids []int64
-	if n := sqlstore.NewKeys(b.Items, state); n > 0 {
+	if n := crawlkeeper.NewKeyCount(b.Items, state); n > 0 {
 		rows, err := tx.Query(ctx, `SELECT nextval('record_ids') FROM generate_series(1, $1)`, n)
 		if err != nil {
 			return nil, fmt.Errorf("take ids: %w", err)
@@ -101,7 +101,7 @@ func (s *Store) ingest(ctx context.Context, tx pgx.Tx, b *crawlkeeper.IngestBatc
 		slices.Sort(ids)
 	}
 
-	w, res := sqlstore.Plan(b, state, ids)
+	w, res := crawlkeeper.PlanIngest(b, state, ids)
 	batch = &pgx.Batch{}
 	if len(w.DeleteArchive) > 0 {
 		batch.Queue(`DELETE FROM archive WHERE id = ANY($1)`, w.DeleteArchive)

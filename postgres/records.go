@@ -159,6 +159,31 @@ func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEnt
 	return out, s.wrap(fmt.Sprintf("history of %d", id), rows.Err())
 }
 
+// HistoryMany implements crawlkeeper.RecordStore with one query.
+func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
+	out := map[int64][]crawlkeeper.HistoryEntry{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT record_id, version, item, content_hash, valid_from, valid_to FROM history WHERE record_id = ANY($1) ORDER BY record_id, version`, ids)
+	if err != nil {
+		return nil, s.wrap("history", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h crawlkeeper.HistoryEntry
+		var from, to int64
+		var item []byte
+		if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
+			return nil, s.wrap("history", err)
+		}
+		h.Item = item
+		h.ValidFrom, h.ValidTo = crawlkeeper.MicrosTime(from), crawlkeeper.MicrosTime(to)
+		out[h.RecordID] = append(out[h.RecordID], h)
+	}
+	return out, s.wrap("history", rows.Err())
+}
+
 // foldTitle lower-cases the ASCII letters of the title column and nothing
 // else, the case folding of the embedded store's LIKE.
 const foldTitle = `translate(title, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`

@@ -130,18 +130,13 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 	w := s.newWriter(ctx, tx)
 	defer w.close()
 	at := crawlkeeper.Truncate(now)
-	for _, m := range moves {
-		r := cur[m.ID]
-		if r == nil || r.Version != m.Version || !r.LastUpdatedAt.Equal(crawlkeeper.Truncate(m.LastUpdatedAt)) {
-			continue // gone, re-crawled or changed since selection
-		}
-		if err := w.insertArchive(r, at, m.Reason); err != nil {
+	for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur)) {
+		if err := w.insertArchive(cur[m.ID], at, m.Reason); err != nil {
 			return nil, fmt.Errorf("archive %d: %w", m.ID, err)
 		}
 		if _, err := w.exec(`DELETE FROM active WHERE id = ?`, m.ID); err != nil {
 			return nil, fmt.Errorf("archive %d: %w", m.ID, err)
 		}
-		delete(cur, m.ID) // a move listed twice happens once
 		moved = append(moved, m.ID)
 	}
 	w.close()
@@ -203,11 +198,8 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 	}
 	w := s.newWriter(ctx, tx)
 	defer w.close()
-	for _, id := range ids {
+	for _, id := range crawlkeeper.PlanRestore(ids, crawlkeeper.RecordLookup(cur)) {
 		r := cur[id]
-		if r == nil {
-			continue
-		}
 		r.ArchivedAt, r.ArchiveReason = nil, ""
 		if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, id); err != nil {
 			return nil, fmt.Errorf("restore %d: %w", id, err)
@@ -215,7 +207,6 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 		if err := w.insertActive(r); err != nil {
 			return nil, fmt.Errorf("restore %d: %w", id, err)
 		}
-		delete(cur, id)
 		restored = append(restored, id)
 	}
 	w.close()
@@ -282,38 +273,80 @@ func (s *Store) ArchivedBefore(ctx context.Context, source *string, before time.
 	return out, rows.Err()
 }
 
-// Purge implements crawlkeeper.ArchiveStore.
-func (s *Store) Purge(ctx context.Context, ids []int64) (int, error) {
-	if len(ids) == 0 {
-		return 0, nil
+// Purge implements crawlkeeper.ArchiveStore: in one transaction, the
+// states of the targets are read and each record still archived in its
+// exported state is deleted with its history.
+func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*crawlkeeper.PurgeResult, error) {
+	res := &crawlkeeper.PurgeResult{Purged: []int64{}}
+	if len(targets) == 0 {
+		return res, nil
 	}
 	tx, err := s.beginWrite(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("purge: %w", err)
+		return nil, fmt.Errorf("purge: %w", err)
 	}
 	defer tx.Rollback()
+	ids := make([]int64, len(targets))
+	for i, t := range targets {
+		ids[i] = t.ID
+	}
+	cur, err := loadStates(ctx, tx, "archive", ids)
+	if err != nil {
+		return nil, fmt.Errorf("purge: %w", err)
+	}
+	purge, changed := crawlkeeper.PlanPurge(targets, cur)
 	w := s.newWriter(ctx, tx)
 	defer w.close()
-	n := 0
-	for _, id := range ids {
-		res, err := w.exec(`DELETE FROM archive WHERE id = ?`, id)
-		if err != nil {
-			return 0, fmt.Errorf("purge %d: %w", id, err)
+	for _, id := range purge {
+		if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, id); err != nil {
+			return nil, fmt.Errorf("purge %d: %w", id, err)
 		}
-		k, _ := res.RowsAffected()
-		if k == 0 {
-			continue // not archived (restored or revived meanwhile): keep its history
-		}
-		n++
 		if _, err := w.exec(`DELETE FROM history WHERE record_id = ?`, id); err != nil {
-			return 0, fmt.Errorf("purge %d: %w", id, err)
+			return nil, fmt.Errorf("purge %d: %w", id, err)
 		}
 	}
 	w.close()
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("purge: commit: %w", err)
+		return nil, fmt.Errorf("purge: commit: %w", err)
 	}
-	return n, nil
+	res.Purged, res.Changed = purge, changed
+	return res, nil
+}
+
+// loadStates reads the version and last_updated_at of the records with ids
+// in table, without their payloads.
+func loadStates(ctx context.Context, q queryer, table string, ids []int64) (crawlkeeper.Lookup, error) {
+	type state struct{ version, updated int64 }
+	out := make(map[int64]state, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), keyChunk)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		ids = ids[n:]
+		rows, err := q.QueryContext(ctx, `SELECT id, version, last_updated_at FROM `+table+` WHERE id IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id int64
+			var st state
+			if err := rows.Scan(&id, &st.version, &st.updated); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = st
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return func(id int64) (int64, time.Time, bool) {
+		st, ok := out[id]
+		return st.version, crawlkeeper.MicrosTime(st.updated), ok
+	}, nil
 }
 
 // medianWindow bounds the archived records the median lifetime is taken

@@ -16,18 +16,13 @@ const keyChunk = 500
 
 // Ingest implements crawlkeeper.Store: the whole batch is one transaction.
 // The current state of every key in the batch is read with a few IN (...)
-// queries, the domain's Merge decides each item, and the writes reuse
+// queries, crawlkeeper.PlanIngest decides each item, and the writes reuse
 // prepared statements, so a batch costs a handful of round trips rather
 // than one per item.
 func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
-	res := &crawlkeeper.IngestResult{
-		Outcomes: make([]crawlkeeper.Outcome, len(b.Items)),
-		IDs:      make([]int64, len(b.Items)),
-	}
 	if len(b.Items) == 0 {
-		return res, nil
+		return &crawlkeeper.IngestResult{Outcomes: []crawlkeeper.Outcome{}, IDs: []int64{}}, nil
 	}
-	now := crawlkeeper.Truncate(b.Now)
 	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: begin: %w", err)
@@ -38,96 +33,25 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	if err != nil {
 		return nil, err
 	}
-	var nextID int64
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = 'next_id'`).Scan(&nextID); err != nil {
-		return nil, fmt.Errorf("ingest: read id counter: %w", err)
+	var ids []int64
+	if n := crawlkeeper.NewKeyCount(b.Items, state); n > 0 {
+		var next int64
+		if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = 'next_id'`).Scan(&next); err != nil {
+			return nil, fmt.Errorf("ingest: read id counter: %w", err)
+		}
+		ids = make([]int64, n)
+		for i := range ids {
+			ids[i] = next + int64(i)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE name = 'next_id'`, next+int64(n)); err != nil {
+			return nil, fmt.Errorf("ingest: take ids: %w", err)
+		}
 	}
-	startID := nextID
+	plan, res := crawlkeeper.PlanIngest(b, state, ids)
 	w := s.newWriter(ctx, tx)
 	defer w.close()
-	touched := map[int64]int{} // id → index in res.Touched
-
-	touch := func(r *crawlkeeper.Record) {
-		ref := crawlkeeper.RecordRef{ID: r.ID, Version: r.Version}
-		if i, ok := touched[r.ID]; ok {
-			res.Touched[i] = ref
-			return
-		}
-		touched[r.ID] = len(res.Touched)
-		res.Touched = append(res.Touched, ref)
-	}
-
-	for i, it := range b.Items {
-		cur := state[it.Key]
-		switch {
-		case cur == nil:
-			rec := crawlkeeper.NewRecord(it, now)
-			rec.ID = nextID
-			nextID++
-			if err := w.insertActive(rec); err != nil {
-				return nil, err
-			}
-			state[it.Key] = rec
-			res.Outcomes[i] = crawlkeeper.OutcomeInserted
-			touch(rec)
-
-		case !cur.Archived():
-			next, hist := crawlkeeper.Merge(cur, it, now)
-			if hist != nil {
-				if err := w.updateActive(next); err != nil {
-					return nil, err
-				}
-				if err := w.addHistory(hist, next, b.HistoryLimitFor(next.Source)); err != nil {
-					return nil, err
-				}
-				res.Outcomes[i] = crawlkeeper.OutcomeChanged
-				touch(next)
-			} else {
-				if err := w.touchActive(next); err != nil {
-					return nil, err
-				}
-				res.Outcomes[i] = crawlkeeper.OutcomeUnchanged
-			}
-			state[it.Key] = next
-
-		default:
-			next, hist := crawlkeeper.Merge(cur, it, now)
-			due := false
-			if b.Due != nil {
-				_, due = b.Due(next)
-			}
-			if hist != nil {
-				if err := w.addHistory(hist, next, b.HistoryLimitFor(next.Source)); err != nil {
-					return nil, err
-				}
-			}
-			if due {
-				// Still expired by the rules: refresh the archived copy and
-				// keep when and why it was archived.
-				if err := w.updateArchive(next, hist != nil); err != nil {
-					return nil, err
-				}
-				res.Outcomes[i] = crawlkeeper.OutcomeRefreshed
-			} else {
-				next.ArchivedAt = nil
-				next.ArchiveReason = ""
-				if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, next.ID); err != nil {
-					return nil, err
-				}
-				if err := w.insertActive(next); err != nil {
-					return nil, err
-				}
-				res.Outcomes[i] = crawlkeeper.OutcomeRevived
-				touch(next)
-			}
-			state[it.Key] = next
-		}
-		res.IDs[i] = state[it.Key].ID
-	}
-	if nextID != startID {
-		if _, err := w.exec(`UPDATE meta SET value = ? WHERE name = 'next_id'`, nextID); err != nil {
-			return nil, err
-		}
+	if err := w.apply(plan); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	w.close()
 	marked, err := s.writeMarks(ctx, tx, b.Marks)
@@ -142,6 +66,54 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		res.MarksWritten = true
 	}
 	return res, nil
+}
+
+// apply executes an ingest plan, one prepared statement per row: on the
+// embedded engine a statement costs no round trip, so multi-row statements
+// would save little and cost a statement per batch size.
+func (w *writer) apply(p *crawlkeeper.IngestWrites) error {
+	for _, id := range p.DeleteArchive {
+		if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.InsertActive {
+		if err := w.insertActive(r); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.UpdateActive {
+		if err := w.updateActive(r); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.TouchActive {
+		if err := w.touchActive(r); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.UpdateArchive {
+		if err := w.updateArchive(r, true); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.TouchArchive {
+		if err := w.updateArchive(r, false); err != nil {
+			return err
+		}
+	}
+	for _, h := range p.History {
+		if _, err := w.exec(`INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES (?,?,?,?,?,?)`,
+			h.RecordID, h.Version, []byte(h.Item), h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()); err != nil {
+			return err
+		}
+	}
+	for _, t := range p.TrimHistory {
+		if _, err := w.exec(`DELETE FROM history WHERE record_id = ? AND version <= ?`, t.RecordID, t.UpTo); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lightCols reads active records without the columns an ingest does not
@@ -325,18 +297,4 @@ func (w *writer) updateArchive(r *crawlkeeper.Record, changed bool) error {
 		r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version, timeArg(r.EventAt),
 		jsonStrings(r.DateErrors), r.ID)
 	return err
-}
-
-// addHistory keeps the previous version and trims versions beyond limit.
-func (w *writer) addHistory(h *crawlkeeper.HistoryEntry, next *crawlkeeper.Record, limit int) error {
-	if _, err := w.exec(`INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES (?,?,?,?,?,?)`,
-		h.RecordID, h.Version, []byte(h.Item), h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()); err != nil {
-		return err
-	}
-	if limit > 0 && h.Version > int64(limit) {
-		if _, err := w.exec(`DELETE FROM history WHERE record_id = ? AND version <= ?`, h.RecordID, h.Version-int64(limit)); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -187,6 +187,40 @@ func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEnt
 	return out, rows.Err()
 }
 
+// HistoryMany implements crawlkeeper.RecordStore.
+func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
+	out := map[int64][]crawlkeeper.HistoryEntry{}
+	for len(ids) > 0 {
+		n := min(len(ids), keyChunk)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		ids = ids[n:]
+		rows, err := s.r.QueryContext(ctx, `SELECT record_id, version, item, content_hash, valid_from, valid_to FROM history WHERE record_id IN (?`+strings.Repeat(",?", n-1)+`) ORDER BY record_id, version`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		for rows.Next() {
+			var h crawlkeeper.HistoryEntry
+			var from, to int64
+			var item []byte
+			if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("history: %w", err)
+			}
+			h.Item = item
+			h.ValidFrom, h.ValidTo = crawlkeeper.MicrosTime(from), crawlkeeper.MicrosTime(to)
+			out[h.RecordID] = append(out[h.RecordID], h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // List implements crawlkeeper.Store. Pages are keyset-paginated: the
 // cursor holds the sort key of the last row, so deep pages cost the same as
 // the first.

@@ -245,17 +245,54 @@ func testArchive(t *testing.T, open Opener) {
 		if none, _ := e.Store.ArchivedBefore(ctx, nil, T0.Add(time.Minute), 0, 10); len(none) != 0 {
 			t.Fatalf("archived before an earlier time: %d", len(none))
 		}
-		n, err := e.Store.Purge(ctx, []int64{res.IDs[0], res.IDs[2]})
-		if err != nil || n != 1 {
-			t.Fatalf("purge: %d %v (an active record must not be purged)", n, err)
+		// The exported state of the archived record, then a re-crawl that
+		// keeps it archived (the rules still call it due) but refreshes it:
+		// a purge decided on the exported state must keep it.
+		exported := crawlkeeper.StateOf(e.MustGet(res.IDs[0]))
+		hist, err := e.Store.HistoryMany(ctx, []int64{res.IDs[0], res.IDs[1], res.IDs[2], 999999})
+		if err != nil {
+			t.Fatalf("history many: %v", err)
+		}
+		if len(hist) != 1 || len(hist[res.IDs[0]]) != 1 || hist[res.IDs[0]][0].Version != 1 {
+			t.Fatalf("history many = %+v, want version 1 of record %d only", hist, res.IDs[0])
+		}
+		e.Now = T0.Add(2 * time.Hour)
+		keep := func(*crawlkeeper.Record) (crawlkeeper.ArchiveReason, bool) { return crawlkeeper.ReasonAge, true }
+		refreshed, err := e.Store.Ingest(ctx, &crawlkeeper.IngestBatch{Now: e.Now, Due: keep,
+			Items: []*crawlkeeper.Prepared{e.Prepare(`{"title":"p","url":"https://p.test/1","_source":"a","v":2}`)}})
+		if err != nil || refreshed.Outcomes[0] != crawlkeeper.OutcomeRefreshed {
+			t.Fatalf("re-crawl of an archived record: %+v %v", refreshed, err)
+		}
+		pr, err := e.Store.Purge(ctx, []crawlkeeper.RecordState{exported, crawlkeeper.StateOf(e.MustGet(res.IDs[2]))})
+		if err != nil {
+			t.Fatalf("purge: %v", err)
+		}
+		if len(pr.Purged) != 0 || len(pr.Changed) != 1 || pr.Changed[0] != res.IDs[0] {
+			t.Fatalf("purge of a record refreshed after its export = %+v, want it kept as changed (and the active record untouched)", pr)
+		}
+		if r := e.MustGet(res.IDs[0]); !r.Archived() || !r.LastUpdatedAt.Equal(e.Now) {
+			t.Fatalf("refreshed archived record after a stale purge: %+v", r)
+		}
+		pr, err = e.Store.Purge(ctx, []crawlkeeper.RecordState{crawlkeeper.StateOf(e.MustGet(res.IDs[0])), crawlkeeper.StateOf(e.MustGet(res.IDs[2]))})
+		if err != nil || len(pr.Purged) != 1 || pr.Purged[0] != res.IDs[0] || len(pr.Changed) != 0 {
+			t.Fatalf("purge: %+v %v (an active record must not be purged)", pr, err)
 		}
 		if _, err := e.Store.Get(ctx, res.IDs[0]); crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
 			t.Fatalf("purged record still there: %v", err)
 		}
 		e.MustGet(res.IDs[2])
-		st, _ := e.Store.Stats(ctx)
+		st, err := e.Store.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if st.History != 0 {
 			t.Fatalf("history of a purged record kept: %d", st.History)
+		}
+		// The key of a purged record is free again: the same item is a
+		// new record.
+		again := e.Ingest(`{"title":"p","url":"https://p.test/1","_source":"a","v":2}`)
+		if again.Outcomes[0] != crawlkeeper.OutcomeInserted || again.IDs[0] == res.IDs[0] {
+			t.Fatalf("ingest after purge = %+v", again)
 		}
 		e.MustCheck()
 	})

@@ -138,33 +138,38 @@ func runPurge(ctx context.Context, a *app, args []string) error {
 	if *exportPath != "" && *noExport {
 		return usagef("give either --export or --no-export")
 	}
-	var w *jsonlz.Writer
-	if *exportPath != "" {
-		if _, err := os.Stat(*exportPath); err == nil {
-			return usagef("export file %s exists; choose a new name so no earlier export is overwritten", *exportPath)
-		}
-		if w, err = jsonlz.Create(*exportPath); err != nil {
-			return err
-		}
-	}
 	env, err := a.openEnv(ctx)
 	if err != nil {
-		if w != nil {
-			w.Abort()
-		}
 		return err
 	}
 	defer env.Close()
+	// The export is written under its final name and synced before each
+	// page of records is deleted, so whatever happens next, every purged
+	// record is in it.
+	var w *jsonlz.Writer
 	var export crawlkeeper.PurgeExport
-	var commit func() error
-	if w != nil {
-		export, commit = w, w.Close
-	}
-	rep, err := env.archiver().Purge(ctx, export, commit)
-	if err != nil {
-		if w != nil {
-			w.Abort()
+	if *exportPath != "" {
+		if w, err = jsonlz.CreateDurable(*exportPath); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return usagef("export file %s exists; choose a new name so no earlier export is overwritten", *exportPath)
+			}
+			return err
 		}
+		export = w
+	}
+	rep, err := env.archiver().Purge(ctx, export)
+	if w != nil {
+		if err != nil {
+			w.Abort()
+			if rep.Purged > 0 {
+				return fmt.Errorf("%w (the %d records purged before the failure are in %s)", err, rep.Purged, *exportPath)
+			}
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return fmt.Errorf("%w (the %d purged records were synced to it before they were deleted)", err, rep.Purged)
+		}
+	} else if err != nil {
 		return err
 	}
 	if a.json {
@@ -175,6 +180,9 @@ func runPurge(ctx context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stdout, " after exporting them to %s", *exportPath)
 	}
 	fmt.Fprintln(a.stdout)
+	if rep.Changed > 0 {
+		fmt.Fprintf(a.stdout, "%d records were re-crawled after their export and stay archived until the next purge\n", rep.Changed)
+	}
 	return nil
 }
 

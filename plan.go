@@ -1,54 +1,52 @@
-// Package sqlstore holds the little that the server SQL stores (postgres
-// and mysql) share: the plan of an ingest batch's row writes, the text
-// encodings of the JSON columns and a few helpers. Everything here is
-// engine-neutral; each store turns it into its own SQL.
-package sqlstore
+package crawlkeeper
 
 import (
 	"cmp"
 	"slices"
-
-	"github.com/crawlkeeper/crawlkeeper"
 )
 
-// Writes are the row changes of one ingest batch, coalesced per record so
-// that each kind of change is one multi-row statement instead of one
-// statement per item. Applying them in any order of kinds gives the same
-// rows as the embedded store's item-by-item writes, because every record
-// appears in at most one of the record lists (a revived record is in
-// DeleteArchive and InsertActive).
-type Writes struct {
+// The ingest decision, written once: every store loads the stored state of
+// a batch's keys, calls PlanIngest, and executes the writes it returns in
+// its own way (prepared statements, multi-row statements, bulk writes). No
+// store decides inserts, changes, refreshes or revivals by itself.
+
+// IngestWrites are the row changes of one ingest batch, coalesced per
+// record so that each kind of change can be one multi-row statement
+// instead of one statement per item. Applying them in any order of kinds
+// gives the same rows, because every record appears in at most one of the
+// record lists (a revived record is in DeleteArchive and InsertActive).
+type IngestWrites struct {
 	// InsertActive are new and revived records in their final state.
-	InsertActive []*crawlkeeper.Record
+	InsertActive []*Record
 	// UpdateActive are active records whose content changed: every
 	// column an ingest can change is written.
-	UpdateActive []*crawlkeeper.Record
+	UpdateActive []*Record
 	// TouchActive are active records delivered with unchanged content:
 	// only last_updated_at, event_at and date_errors change.
-	TouchActive []*crawlkeeper.Record
+	TouchActive []*Record
 	// UpdateArchive and TouchArchive are the same for archived records
 	// that stay archived (refreshed in the archive).
-	UpdateArchive []*crawlkeeper.Record
-	TouchArchive  []*crawlkeeper.Record
+	UpdateArchive []*Record
+	TouchArchive  []*Record
 	// DeleteArchive are the ids of revived records leaving the archive.
 	DeleteArchive []int64
 	// History are the previous versions to keep, without those that the
 	// history limit would trim at once. They replace any row with the
 	// same (record_id, version).
-	History []*crawlkeeper.HistoryEntry
+	History []*HistoryEntry
 	// TrimHistory deletes the versions that fell out of the history limit.
-	TrimHistory []Trim
+	TrimHistory []HistoryTrim
 }
 
-// Trim deletes the history of RecordID with version <= UpTo.
-type Trim struct {
+// HistoryTrim deletes the history of RecordID with version <= UpTo.
+type HistoryTrim struct {
 	RecordID int64
 	UpTo     int64
 }
 
-// NewKeys returns how many distinct keys of items state does not hold:
+// NewKeyCount returns how many distinct keys of items state does not hold:
 // the number of ids a batch needs.
-func NewKeys(items []*crawlkeeper.Prepared, state map[string]*crawlkeeper.Record) int {
+func NewKeyCount(items []*Prepared, state map[string]*Record) int {
 	seen := make(map[string]bool, len(items))
 	n := 0
 	for _, it := range items {
@@ -62,7 +60,7 @@ func NewKeys(items []*crawlkeeper.Prepared, state map[string]*crawlkeeper.Record
 
 // DistinctKeys returns the distinct keys of items in order of first
 // appearance.
-func DistinctKeys(items []*crawlkeeper.Prepared) []string {
+func DistinctKeys(items []*Prepared) []string {
 	seen := make(map[string]bool, len(items))
 	keys := make([]string, 0, len(items))
 	for _, it := range items {
@@ -74,27 +72,27 @@ func DistinctKeys(items []*crawlkeeper.Prepared) []string {
 	return keys
 }
 
-// Plan decides every item of b against the stored state of its key, with
-// the domain's NewRecord and Merge exactly as the embedded store does, and
-// returns the coalesced writes and the batch's result. state holds the
+// PlanIngest decides every item of b in order against the stored state of
+// its key with NewRecord and Merge, and returns the coalesced writes and the
+// batch's result. state holds the
 // stored record of each key found (archived ones with ArchivedAt set); ids
 // are fresh ids in increasing order, at least NewKeys of them, handed to
 // new keys in order of first appearance. state is not modified.
-func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids []int64) (*Writes, *crawlkeeper.IngestResult) {
-	res := &crawlkeeper.IngestResult{
-		Outcomes: make([]crawlkeeper.Outcome, len(b.Items)),
+func PlanIngest(b *IngestBatch, state map[string]*Record, ids []int64) (*IngestWrites, *IngestResult) {
+	res := &IngestResult{
+		Outcomes: make([]Outcome, len(b.Items)),
 		IDs:      make([]int64, len(b.Items)),
 	}
-	now := crawlkeeper.Truncate(b.Now)
-	cur := make(map[string]*crawlkeeper.Record, len(state))
+	now := Truncate(b.Now)
+	cur := make(map[string]*Record, len(state))
 	for k, r := range state {
 		cur[k] = r
 	}
 	var order []string // keys in order of first appearance
 	seen := make(map[string]bool, len(b.Items))
 	touched := map[int64]int{} // id → index in res.Touched
-	touch := func(r *crawlkeeper.Record) {
-		ref := crawlkeeper.RecordRef{ID: r.ID, Version: r.Version}
+	touch := func(r *Record) {
+		ref := RecordRef{ID: r.ID, Version: r.Version}
 		if i, ok := touched[r.ID]; ok {
 			res.Touched[i] = ref
 			return
@@ -102,7 +100,7 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 		touched[r.ID] = len(res.Touched)
 		res.Touched = append(res.Touched, ref)
 	}
-	var hist []*crawlkeeper.HistoryEntry
+	var hist []*HistoryEntry
 	for i, it := range b.Items {
 		if !seen[it.Key] {
 			seen[it.Key] = true
@@ -111,26 +109,26 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 		r := cur[it.Key]
 		switch {
 		case r == nil:
-			rec := crawlkeeper.NewRecord(it, now)
+			rec := NewRecord(it, now)
 			rec.ID = ids[0]
 			ids = ids[1:]
 			cur[it.Key] = rec
-			res.Outcomes[i] = crawlkeeper.OutcomeInserted
+			res.Outcomes[i] = OutcomeInserted
 			touch(rec)
 
 		case !r.Archived():
-			next, h := crawlkeeper.Merge(r, it, now)
+			next, h := Merge(r, it, now)
 			if h != nil {
 				hist = append(hist, h)
-				res.Outcomes[i] = crawlkeeper.OutcomeChanged
+				res.Outcomes[i] = OutcomeChanged
 				touch(next)
 			} else {
-				res.Outcomes[i] = crawlkeeper.OutcomeUnchanged
+				res.Outcomes[i] = OutcomeUnchanged
 			}
 			cur[it.Key] = next
 
 		default:
-			next, h := crawlkeeper.Merge(r, it, now)
+			next, h := Merge(r, it, now)
 			due := false
 			if b.Due != nil {
 				_, due = b.Due(next)
@@ -141,11 +139,11 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 			if due {
 				// Still expired by the rules: refresh the archived copy and
 				// keep when and why it was archived.
-				res.Outcomes[i] = crawlkeeper.OutcomeRefreshed
+				res.Outcomes[i] = OutcomeRefreshed
 			} else {
 				next.ArchivedAt = nil
 				next.ArchiveReason = ""
-				res.Outcomes[i] = crawlkeeper.OutcomeRevived
+				res.Outcomes[i] = OutcomeRevived
 				touch(next)
 			}
 			cur[it.Key] = next
@@ -153,7 +151,7 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 		res.IDs[i] = cur[it.Key].ID
 	}
 
-	w := &Writes{}
+	w := &IngestWrites{}
 	for _, k := range order {
 		first, last := state[k], cur[k]
 		switch {
@@ -174,8 +172,8 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 	}
 	// Rows are written in id order, the order in which version-checked
 	// writers (processing results) lock them, so the two rarely deadlock.
-	for _, rs := range [][]*crawlkeeper.Record{w.InsertActive, w.UpdateActive, w.TouchActive, w.UpdateArchive, w.TouchArchive} {
-		slices.SortFunc(rs, func(a, b *crawlkeeper.Record) int { return cmp.Compare(a.ID, b.ID) })
+	for _, rs := range [][]*Record{w.InsertActive, w.UpdateActive, w.TouchActive, w.UpdateArchive, w.TouchArchive} {
+		slices.SortFunc(rs, func(a, b *Record) int { return cmp.Compare(a.ID, b.ID) })
 	}
 	slices.Sort(w.DeleteArchive)
 	w.History, w.TrimHistory = trimHistory(b, hist, cur)
@@ -185,7 +183,7 @@ func Plan(b *crawlkeeper.IngestBatch, state map[string]*crawlkeeper.Record, ids 
 // trimHistory applies the history limit of each record's source: the
 // embedded store deletes versions <= v-limit after adding version v, so
 // only the last new version of each record decides what goes.
-func trimHistory(b *crawlkeeper.IngestBatch, hist []*crawlkeeper.HistoryEntry, cur map[string]*crawlkeeper.Record) ([]*crawlkeeper.HistoryEntry, []Trim) {
+func trimHistory(b *IngestBatch, hist []*HistoryEntry, cur map[string]*Record) ([]*HistoryEntry, []HistoryTrim) {
 	if len(hist) == 0 {
 		return nil, nil
 	}
@@ -202,12 +200,12 @@ func trimHistory(b *crawlkeeper.IngestBatch, hist []*crawlkeeper.HistoryEntry, c
 		last[h.RecordID] = max(last[h.RecordID], h.Version)
 	}
 	upTo := map[int64]int64{}
-	var trims []Trim
+	var trims []HistoryTrim
 	for _, id := range ids {
 		limit := int64(b.HistoryLimitFor(source[id]))
 		if limit > 0 && last[id] > limit {
 			upTo[id] = last[id] - limit
-			trims = append(trims, Trim{RecordID: id, UpTo: last[id] - limit})
+			trims = append(trims, HistoryTrim{RecordID: id, UpTo: last[id] - limit})
 		}
 	}
 	keep := hist[:0:0]
