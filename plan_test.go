@@ -75,4 +75,3 @@ func TestTrimDropsNewVersionsBeyondTheLimit(t *testing.T) {
 		t.Fatalf("kept %v, trims %v", vs, w.TrimHistory)
 	}
 }
-
