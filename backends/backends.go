@@ -62,15 +62,17 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown store scheme %q in %q: use one of %s", u.Scheme, redact(u), strings.Join(examples(), ", "))
 }
 
-// OpenScratch opens an empty, uniquely named store of the same kind as
-// rawURL, for the benchmark; close removes it. For SQLite it is a file in a
-// temporary folder under dataDir.
-func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper.Store, func(), error) {
+// NewScratch creates an empty, uniquely named store location of the same
+// kind as rawURL (a schema, a database, or for SQLite a file in a new
+// temporary folder under dataDir) and returns its URL; drop removes it.
+// Tests and the benchmark use throw-away stores, and the benchmark's raw
+// baselines open their own connections to the same URL.
+func NewScratch(ctx context.Context, rawURL, dataDir, name string) (string, func(), error) {
 	scheme := ""
 	if rawURL != "" {
 		u, err := url.Parse(rawURL)
 		if err != nil {
-			return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %q is not a URL", rawURL)
+			return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %q is not a URL", redactRaw(rawURL))
 		}
 		scheme = u.Scheme
 	}
@@ -80,38 +82,41 @@ func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper
 			dataDir = os.TempDir()
 		}
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
-		dir, err := os.MkdirTemp(dataDir, "bench-"+name+"-")
+		dir, err := os.MkdirTemp(dataDir, "scratch-"+name+"-")
 		if err != nil {
-			return nil, nil, err
+			return "", nil, err
 		}
-		st, err := sqlite.Open(ctx, filepath.Join(dir, SQLiteFile))
+		abs, err := filepath.Abs(filepath.Join(dir, SQLiteFile))
 		if err != nil {
 			os.RemoveAll(dir)
-			return nil, nil, err
+			return "", nil, err
 		}
-		return st, func() { st.Close(); os.RemoveAll(dir) }, nil
+		return "sqlite://" + abs, func() { os.RemoveAll(dir) }, nil
 	case "postgres", "postgresql":
-		st, closeFn, err := postgres.OpenScratch(ctx, rawURL, name)
-		if err != nil {
-			return nil, nil, err
-		}
-		return st, closeFn, nil
+		return postgres.NewScratch(ctx, rawURL, name)
 	case "mysql", "mariadb":
-		st, closeFn, err := mysql.OpenScratch(ctx, rawURL, name)
-		if err != nil {
-			return nil, nil, err
-		}
-		return st, closeFn, nil
+		return mysql.NewScratch(ctx, rawURL, name)
 	case "mongodb", "mongodb+srv":
-		st, closeFn, err := mongodb.OpenScratch(ctx, rawURL, name)
-		if err != nil {
-			return nil, nil, err
-		}
-		return st, closeFn, nil
+		return mongodb.NewScratch(ctx, rawURL, name)
 	}
-	return nil, nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no scratch stores for scheme %q", scheme)
+	return "", nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no scratch stores for scheme %q", scheme)
+}
+
+// OpenScratch opens a store in a new scratch location (NewScratch); close
+// closes the store and removes the location.
+func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper.Store, func(), error) {
+	u, drop, err := NewScratch(ctx, rawURL, dataDir, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := OpenStore(ctx, u, "")
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); drop() }, nil
 }
 
 // MonitorSchemes lists the accepted monitor URL schemes, for messages.

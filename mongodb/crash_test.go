@@ -1,47 +1,22 @@
-package mongodb
+package mongodb_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"net/url"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
+	"github.com/crawlkeeper/crawlkeeper/mongodb"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// crashDatabaseURL returns a URL naming a new database on the test server,
-// dropped when the test ends.
-func crashDatabaseURL(t *testing.T) string {
+func openCrash(t *testing.T, u string) *mongodb.Store {
 	t.Helper()
-	base := os.Getenv("CRAWLKEEPER_TEST_MONGO")
-	if base == "" {
-		t.Skip("set CRAWLKEEPER_TEST_MONGO to a MongoDB URL (e.g. mongodb://127.0.0.1:27017/) to run the MongoDB crash tests")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	u.Path = "/ck_crash_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		if s, err := Open(context.Background(), u.String()); err == nil {
-			s.db.Drop(context.Background())
-			s.Close()
-		}
-	})
-	return u.String()
-}
-
-func openCrash(t *testing.T, u string) *Store {
-	t.Helper()
-	s, err := Open(context.Background(), u)
+	s, err := mongodb.Open(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,20 +27,20 @@ func openCrash(t *testing.T, u string) *Store {
 var errCrash = errors.New("simulated crash")
 
 // copies counts the documents of id in active and in archive.
-func copies(t *testing.T, s *Store, id int64) (active, archived int64) {
+func copies(t *testing.T, s *mongodb.Store, id int64) (active, archived int64) {
 	t.Helper()
 	ctx := context.Background()
 	var err error
-	if active, err = s.active.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+	if active, err = s.Database().Collection("active").CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
 		t.Fatal(err)
 	}
-	if archived, err = s.archive.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+	if archived, err = s.Database().Collection("archive").CountDocuments(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
 		t.Fatal(err)
 	}
 	return active, archived
 }
 
-func mustCheck(t *testing.T, s *Store) {
+func mustCheck(t *testing.T, s *mongodb.Store) {
 	t.Helper()
 	rep, err := s.Check(context.Background())
 	if err != nil {
@@ -95,7 +70,7 @@ func TestCrashDuringMove(t *testing.T) {
 		{"active:deleted", false},
 	} {
 		t.Run(tc.step, func(t *testing.T) {
-			u := crashDatabaseURL(t)
+			u := testdb.MongoURL(t)
 			s := openCrash(t, u)
 			e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
 			res := e.Ingest(`{"title":"a","url":"https://c.test/a"}`, `{"title":"b","url":"https://c.test/b"}`)
@@ -114,7 +89,7 @@ func TestCrashDuringMove(t *testing.T) {
 				return nil
 			}
 			if tc.step[:7] == "archive" {
-				s.crashAt = crash
+				mongodb.SetCrashAt(s, crash)
 				if _, err := s.Archive(ctx, moves(), e.Now); !errors.Is(err, errCrash) {
 					t.Fatalf("archive: %v, want the simulated crash", err)
 				}
@@ -122,7 +97,7 @@ func TestCrashDuringMove(t *testing.T) {
 				if _, err := s.Archive(ctx, moves(), e.Now); err != nil {
 					t.Fatal(err)
 				}
-				s.crashAt = crash
+				mongodb.SetCrashAt(s, crash)
 				if _, err := s.Restore(ctx, res.IDs); !errors.Is(err, errCrash) {
 					t.Fatalf("restore: %v, want the simulated crash", err)
 				}
@@ -146,7 +121,7 @@ func TestCrashDuringMove(t *testing.T) {
 					t.Fatalf("record %d archived = %v after the repair, want %v", id, r == 1, tc.archived)
 				}
 			}
-			if n, _ := s2.moves.CountDocuments(ctx, bson.D{}); n != 0 {
+			if n, _ := s2.Database().Collection("moves").CountDocuments(ctx, bson.D{}); n != 0 {
 				t.Fatalf("%d move intents left after the repair", n)
 			}
 			// The next pass completes what is left.
@@ -177,21 +152,21 @@ func TestCrashDuringMove(t *testing.T) {
 // active record wins over the stale archive copy.
 func TestCrashThenChange(t *testing.T) {
 	ctx := context.Background()
-	u := crashDatabaseURL(t)
+	u := testdb.MongoURL(t)
 	s := openCrash(t, u)
 	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
 	id := e.Ingest(`{"title":"a","url":"https://c.test/a","v":1}`).IDs[0]
 	r := e.MustGet(id)
-	s.crashAt = func(step string) error {
+	mongodb.SetCrashAt(s, func(step string) error {
 		if step == "archive:copied" {
 			return errCrash
 		}
 		return nil
-	}
+	})
 	if _, err := s.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonAge}}, e.Now); !errors.Is(err, errCrash) {
 		t.Fatalf("archive: %v", err)
 	}
-	s.crashAt = nil
+	mongodb.SetCrashAt(s, nil)
 	e.Now = e.Now.Add(time.Hour)
 	if res := e.Ingest(`{"title":"a","url":"https://c.test/a","v":2}`); res.Outcomes[0] != crawlkeeper.OutcomeChanged {
 		t.Fatalf("ingest during the interrupted move: %v", res.Outcomes)
@@ -218,7 +193,7 @@ func TestCrashThenChange(t *testing.T) {
 // the repair finishes the purge, Check passes and the key is free.
 func TestCrashDuringPurge(t *testing.T) {
 	ctx := context.Background()
-	u := crashDatabaseURL(t)
+	u := testdb.MongoURL(t)
 	s := openCrash(t, u)
 	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
 	id := e.Ingest(`{"title":"a","url":"https://c.test/a","v":1}`).IDs[0]
@@ -228,16 +203,16 @@ func TestCrashDuringPurge(t *testing.T) {
 	if moved, err := s.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonAge}}, e.Now); err != nil || len(moved) != 1 {
 		t.Fatalf("archive: %v %v", moved, err)
 	}
-	s.crashAt = func(step string) error {
+	mongodb.SetCrashAt(s, func(step string) error {
 		if step == "purge:deleted" {
 			return errCrash
 		}
 		return nil
-	}
+	})
 	if _, err := s.Purge(ctx, []crawlkeeper.RecordState{crawlkeeper.StateOf(e.MustGet(id))}); !errors.Is(err, errCrash) {
 		t.Fatalf("purge: %v, want the simulated crash", err)
 	}
-	if n, _ := s.history.CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 1 {
+	if n, _ := s.Database().Collection("history").CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 1 {
 		t.Fatalf("history entries before the repair: %d, want the one the crash left", n)
 	}
 	s.Close()
@@ -247,10 +222,10 @@ func TestCrashDuringPurge(t *testing.T) {
 	if a, r := copies(t, s2, id); a+r != 0 {
 		t.Fatalf("%d active and %d archived copies of a purged record", a, r)
 	}
-	if n, _ := s2.history.CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 0 {
+	if n, _ := s2.Database().Collection("history").CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 0 {
 		t.Fatalf("history of a purged record left after the repair: %d", n)
 	}
-	if n, _ := s2.moves.CountDocuments(ctx, bson.D{}); n != 0 {
+	if n, _ := s2.Database().Collection("moves").CountDocuments(ctx, bson.D{}); n != 0 {
 		t.Fatalf("%d intents left after the repair", n)
 	}
 	e2 := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s2 })

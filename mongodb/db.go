@@ -198,21 +198,28 @@ func (s *Store) createIndexes(ctx context.Context) error {
 	return nil
 }
 
-// OpenScratch creates an empty, uniquely named database on the server of
-// baseURL and opens a store in it; close drops the database. The
-// benchmark and tests use it for throw-away stores.
-func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), error) {
+// NewScratch returns a store URL naming a new database (named after name)
+// on the server of baseURL; drop removes the database. MongoDB creates a
+// database on first write, so nothing is created here. Tests and the
+// benchmark use throw-away databases.
+func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
+		return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", redact(baseURL))
+	}
 	var b [4]byte
 	rand.Read(b[:])
 	db := sanitizeName("ck_scratch_" + name + "_" + hex.EncodeToString(b[:]))
-	st, err := openDatabase(ctx, baseURL, db)
-	if err != nil {
-		return nil, nil, err
+	u.Path = "/" + db
+	drop := func() {
+		client, err := mongo.Connect(options.Client().ApplyURI(baseURL))
+		if err != nil {
+			return
+		}
+		client.Database(db).Drop(context.Background())
+		client.Disconnect(context.Background())
 	}
-	return st, func() {
-		st.db.Drop(context.Background())
-		st.Close()
-	}, nil
+	return u.String(), drop, nil
 }
 
 // sanitizeName keeps letters, digits and underscores of s, and at most 60

@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 func TestImportItemConvertsBSON(t *testing.T) {
@@ -87,28 +88,17 @@ func TestImportItemTakesTheEarliestTime(t *testing.T) {
 // when the test ends, from CRAWLKEEPER_TEST_MONGO.
 func importTestDatabase(t *testing.T) (string, *mongo.Database) {
 	t.Helper()
-	base := os.Getenv("CRAWLKEEPER_TEST_MONGO")
-	if base == "" {
-		t.Skip("set CRAWLKEEPER_TEST_MONGO to a MongoDB URL (e.g. mongodb://127.0.0.1:27017/) to run the MongoDB tests")
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(base))
+	u := testdb.MongoURL(t)
+	client, err := mongo.Connect(options.Client().ApplyURI(u))
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("import_%d", time.Now().UnixNano())
-	db := client.Database(name)
-	t.Cleanup(func() {
-		db.Drop(context.Background())
-		client.Disconnect(context.Background())
-	})
-	u := strings.TrimRight(base, "/")
-	if i := strings.Index(u, "?"); i >= 0 {
-		return u[:i] + "/" + name + u[i:], db
+	t.Cleanup(func() { client.Disconnect(context.Background()) })
+	cs, err := connstring.ParseAndValidate(u)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Count(u, "/") > 2 { // a database in the URL already: replace it
-		u = u[:strings.LastIndex(u, "/")]
-	}
-	return u + "/" + name, db
+	return u, client.Database(cs.Database)
 }
 
 func TestReadCollection(t *testing.T) {

@@ -2,20 +2,16 @@ package mongodb_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/bench"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
-
-const envVar = "CRAWLKEEPER_TEST_MONGO"
 
 // isFerretDB reports whether the store's server is FerretDB, which
 // answers buildInfo with a ferretdbVersion field.
@@ -31,34 +27,11 @@ func isFerretDB(tb testing.TB, s *mongodb.Store) bool {
 // The store offers the benchmark its raw baselines.
 var _ bench.Raw = (*mongodb.Store)(nil)
 
-// MustDatabaseURL returns the test server's URL with a new database name
-// in its path, and drops that database when the test ends.
+// MustDatabaseURL returns the URL of a new database, dropped when the test
+// ends.
 func MustDatabaseURL(tb testing.TB) string {
 	tb.Helper()
-	base := os.Getenv(envVar)
-	if base == "" {
-		tb.Skipf("set %s to a MongoDB URL (e.g. mongodb://127.0.0.1:27017/, FerretDB from tools/ferretdb works) to run the MongoDB store tests", envVar)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatalf("%s: %v", envVar, err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "ck_test_" + hex.EncodeToString(b[:])
-	u.Path = "/" + name
-	tb.Cleanup(func() {
-		s, err := mongodb.Open(context.Background(), u.String())
-		if err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
-			return
-		}
-		defer s.Close()
-		if err := s.Database().Drop(context.Background()); err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	return u.String()
+	return testdb.MongoURL(tb)
 }
 
 // MustOpen opens a store on rawURL and closes it when the test ends.

@@ -11,17 +11,17 @@ import (
 	driver "github.com/go-sql-driver/mysql"
 )
 
-// OpenScratch creates an empty database named after name on the server of
-// baseURL and opens a store in it; close drops the database. The benchmark
-// uses it for its throw-away stores.
-func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), error) {
+// NewScratch creates an empty database named after name on the server of
+// baseURL and returns the store URL naming it; drop removes the database.
+// Tests and the benchmark use throw-away databases.
+func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
 	cfg, err := Config(baseURL)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	conn, err := driver.NewConnector(cfg)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	db := sql.OpenDB(conn)
 	var b [4]byte
@@ -29,7 +29,7 @@ func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), err
 	dbname := "ck_scratch_" + identPart(name) + "_" + hex.EncodeToString(b[:])
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+dbname+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("create database %s: %w", dbname, err)
+		return "", nil, fmt.Errorf("create database %s: %w", dbname, err)
 	}
 	drop := func() {
 		db.Exec("DROP DATABASE " + dbname)
@@ -38,15 +38,10 @@ func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), err
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		drop()
-		return nil, nil, err
+		return "", nil, err
 	}
 	u.Path = "/" + dbname
-	st, err := Open(ctx, u.String())
-	if err != nil {
-		drop()
-		return nil, nil, err
-	}
-	return st, func() { st.Close(); drop() }, nil
+	return u.String(), drop, nil
 }
 
 // identPart keeps letters, digits and underscores of s.

@@ -2,11 +2,6 @@ package mysql_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,49 +9,16 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
-	driver "github.com/go-sql-driver/mysql"
 )
 
-const envVar = "CRAWLKEEPER_TEST_MYSQL"
-
-// MustDatabaseURL creates an empty database for one test, drops it when
-// the test ends, and returns the server URL naming it.
+// MustDatabaseURL returns the URL of an empty database, dropped when the
+// test ends.
 func MustDatabaseURL(tb testing.TB) string {
 	tb.Helper()
-	base := os.Getenv(envVar)
-	if base == "" {
-		tb.Skipf("set %s to a MySQL or MariaDB URL (e.g. mysql://root@127.0.0.1:3306/test) to run the MySQL tests", envVar)
-	}
-	cfg, err := mysql.Config(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	conn, err := driver.NewConnector(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	db := sql.OpenDB(conn)
-	var b [6]byte
-	rand.Read(b[:])
-	name := "ck_test_" + hex.EncodeToString(b[:])
-	if _, err := db.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
-		db.Close()
-		tb.Fatalf("create database with %s: %v", envVar, err)
-	}
-	tb.Cleanup(func() {
-		defer db.Close()
-		if _, err := db.Exec("DROP DATABASE " + name); err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
+	return testdb.MySQLURL(tb)
 }
 
 // MustOpen opens a store on rawURL and closes it when the test ends.

@@ -138,25 +138,14 @@ func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEnt
 	if !exists {
 		return nil, notFound(fmt.Sprintf("record %d", id))
 	}
-	rows, err := s.pool.Query(ctx, `SELECT record_id, version, item, content_hash, valid_from, valid_to FROM history WHERE record_id = $1 ORDER BY version`, id)
+	rows, err := s.pool.Query(ctx, `SELECT `+sqlstore.HistoryCols+` FROM history WHERE record_id = $1 ORDER BY version`, id)
 	if err != nil {
 		return nil, s.wrap(fmt.Sprintf("history of %d", id), err)
 	}
 	defer rows.Close()
 	out := []crawlkeeper.HistoryEntry{}
-	for rows.Next() {
-		var h crawlkeeper.HistoryEntry
-		var from, to int64
-		var item []byte
-		if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
-			return nil, s.wrap(fmt.Sprintf("history of %d", id), err)
-		}
-		h.Item = item
-		h.ValidFrom = crawlkeeper.MicrosTime(from)
-		h.ValidTo = crawlkeeper.MicrosTime(to)
-		out = append(out, h)
-	}
-	return out, s.wrap(fmt.Sprintf("history of %d", id), rows.Err())
+	err = sqlstore.ScanHistory(rows, func(h crawlkeeper.HistoryEntry) { out = append(out, h) })
+	return out, s.wrap(fmt.Sprintf("history of %d", id), err)
 }
 
 // HistoryMany implements crawlkeeper.RecordStore with one query.
@@ -165,23 +154,13 @@ func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawl
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT record_id, version, item, content_hash, valid_from, valid_to FROM history WHERE record_id = ANY($1) ORDER BY record_id, version`, ids)
+	rows, err := s.pool.Query(ctx, `SELECT `+sqlstore.HistoryCols+` FROM history WHERE record_id = ANY($1) ORDER BY record_id, version`, ids)
 	if err != nil {
 		return nil, s.wrap("history", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var h crawlkeeper.HistoryEntry
-		var from, to int64
-		var item []byte
-		if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
-			return nil, s.wrap("history", err)
-		}
-		h.Item = item
-		h.ValidFrom, h.ValidTo = crawlkeeper.MicrosTime(from), crawlkeeper.MicrosTime(to)
-		out[h.RecordID] = append(out[h.RecordID], h)
-	}
-	return out, s.wrap("history", rows.Err())
+	err = sqlstore.ScanHistory(rows, func(h crawlkeeper.HistoryEntry) { out[h.RecordID] = append(out[h.RecordID], h) })
+	return out, s.wrap("history", err)
 }
 
 // foldTitle lower-cases the ASCII letters of the title column and nothing

@@ -10,20 +10,20 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// OpenScratch creates an empty schema named after name on the server of
-// baseURL and opens a store in it; close drops the schema. The benchmark
-// uses it for its throw-away stores.
-func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), error) {
+// NewScratch creates an empty schema named after name on the server of
+// baseURL and returns a store URL whose search_path selects it; drop
+// removes the schema. Tests and the benchmark use throw-away schemas.
+func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
 	conn, err := pgx.Connect(ctx, baseURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to %s: %s", redact(baseURL), redactErr(err, baseURL))
+		return "", nil, fmt.Errorf("connect to %s: %s", redact(baseURL), redactErr(err, baseURL))
 	}
 	var b [4]byte
 	rand.Read(b[:])
 	schema := sanitizeIdent("ck_scratch_" + name + "_" + hex.EncodeToString(b[:]))
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		conn.Close(ctx)
-		return nil, nil, fmt.Errorf("create schema %s: %w", schema, err)
+		return "", nil, fmt.Errorf("create schema %s: %w", schema, err)
 	}
 	drop := func() {
 		conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
@@ -32,17 +32,12 @@ func OpenScratch(ctx context.Context, baseURL, name string) (*Store, func(), err
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		drop()
-		return nil, nil, err
+		return "", nil, err
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	st, err := Open(ctx, u.String())
-	if err != nil {
-		drop()
-		return nil, nil, err
-	}
-	return st, func() { st.Close(); drop() }, nil
+	return u.String(), drop, nil
 }
 
 // sanitizeIdent keeps letters, digits and underscores of s, lower-cased,

@@ -2,11 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,52 +10,16 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
-const envVar = "CRAWLKEEPER_TEST_POSTGRES"
-
-// MustSchemaURL creates an empty schema for one test, drops it when the
-// test ends, and returns the server URL with search_path set to it.
+// MustSchemaURL returns the URL of an empty schema, dropped when the test
+// ends.
 func MustSchemaURL(tb testing.TB) string {
 	tb.Helper()
-	base := os.Getenv(envVar)
-	if base == "" {
-		tb.Skipf("set %s to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL tests", envVar)
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		tb.Fatalf("connect to %s: %v", envVar, err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "ck_test_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return testdb.PostgresURL(tb)
 }
 
 // MustOpen opens a store on rawURL and closes it when the test ends.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
 
@@ -166,25 +167,14 @@ func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEnt
 	if n == 0 {
 		return nil, notFound(fmt.Sprintf("record %d", id))
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT record_id, version, item, content_hash, valid_from, valid_to FROM history WHERE record_id = ? ORDER BY version`, id)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sqlstore.HistoryCols+` FROM history WHERE record_id = ? ORDER BY version`, id)
 	if err != nil {
 		return nil, fmt.Errorf("history of %d: %w", id, err)
 	}
 	defer rows.Close()
 	out := []crawlkeeper.HistoryEntry{}
-	for rows.Next() {
-		var h crawlkeeper.HistoryEntry
-		var from, to int64
-		var item []byte
-		if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
-			return nil, err
-		}
-		h.Item = item
-		h.ValidFrom = crawlkeeper.MicrosTime(from)
-		h.ValidTo = crawlkeeper.MicrosTime(to)
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	err = sqlstore.ScanHistory(rows, func(h crawlkeeper.HistoryEntry) { out = append(out, h) })
+	return out, err
 }
 
 // HistoryMany implements crawlkeeper.RecordStore.
@@ -197,24 +187,13 @@ func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawl
 			args[i] = id
 		}
 		ids = ids[n:]
-		rows, err := s.r.QueryContext(ctx, `SELECT record_id, version, item, content_hash, valid_from, valid_to FROM history WHERE record_id IN (?`+strings.Repeat(",?", n-1)+`) ORDER BY record_id, version`, args...)
+		rows, err := s.r.QueryContext(ctx, `SELECT `+sqlstore.HistoryCols+` FROM history WHERE record_id IN (?`+strings.Repeat(",?", n-1)+`) ORDER BY record_id, version`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
-		for rows.Next() {
-			var h crawlkeeper.HistoryEntry
-			var from, to int64
-			var item []byte
-			if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("history: %w", err)
-			}
-			h.Item = item
-			h.ValidFrom, h.ValidTo = crawlkeeper.MicrosTime(from), crawlkeeper.MicrosTime(to)
-			out[h.RecordID] = append(out[h.RecordID], h)
-		}
+		err = sqlstore.ScanHistory(rows, func(h crawlkeeper.HistoryEntry) { out[h.RecordID] = append(out[h.RecordID], h) })
 		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}
 	}

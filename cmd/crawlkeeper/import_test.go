@@ -3,36 +3,33 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
 )
 
 // TestImportFromMongo imports a crawl kept the "everything in one
 // collection" way, duplicates included, from the server named by
 // CRAWLKEEPER_TEST_MONGO.
 func TestImportFromMongo(t *testing.T) {
-	base := os.Getenv("CRAWLKEEPER_TEST_MONGO")
-	if base == "" {
-		t.Skip("set CRAWLKEEPER_TEST_MONGO to a MongoDB URL (e.g. mongodb://127.0.0.1:27017/) to run the MongoDB tests")
-	}
 	ctx := context.Background()
+	base := testdb.MongoURL(t)
 	client, err := mongo.Connect(options.Client().ApplyURI(base))
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("import_cli_%d", time.Now().UnixNano())
-	db := client.Database(name)
-	defer func() {
-		db.Drop(ctx)
-		client.Disconnect(ctx)
-	}()
+	defer client.Disconnect(ctx)
+	cs, err := connstring.ParseAndValidate(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := client.Database(cs.Database)
 	date := func(s string) bson.DateTime {
 		tm, _ := time.Parse(time.RFC3339, s)
 		return bson.NewDateTimeFromTime(tm)
@@ -54,8 +51,8 @@ func TestImportFromMongo(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCLI(t)
-	url := strings.TrimRight(base, "/") + "/" + name
-	out := c.ok("", "import", "--from", url, "--collection", "items", "--source", "jobs", "--json", "--now", "2026-01-01T00:00:00Z")
+	name := cs.Database
+	out := c.ok("", "import", "--from", base, "--collection", "items", "--source", "jobs", "--json", "--now", "2026-01-01T00:00:00Z")
 	var rep importReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
@@ -90,7 +87,7 @@ func TestImportFromMongo(t *testing.T) {
 	}
 
 	// Importing again merges every document into the records it made.
-	out = c.ok("", "import", "--from", url, "--collection", "items", "--source", "jobs")
+	out = c.ok("", "import", "--from", base, "--collection", "items", "--source", "jobs")
 	if !strings.Contains(out, "read 5 documents from "+name+".items: 0 new records, 5 merged into an existing record") {
 		t.Fatalf("second import: %s", out)
 	}

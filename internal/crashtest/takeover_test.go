@@ -3,12 +3,9 @@ package crashtest
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -25,28 +23,13 @@ import (
 // one holds the scan lease and runs the passes, and when it is killed the
 // other takes the scan over once the lease expires.
 func TestTwoServesTakeOver(t *testing.T) {
-	base := os.Getenv("CRAWLKEEPER_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("set CRAWLKEEPER_TEST_POSTGRES to a PostgreSQL URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the two-process test")
-	}
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
+	store := testdb.PostgresURL(t)
+	conn, err := pgx.Connect(ctx, store)
 	if err != nil {
-		t.Fatalf("connect to CRAWLKEEPER_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "ck_takeover_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-	u, _ := url.Parse(base)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	store := u.String()
+	defer conn.Close(ctx)
 
 	bin := buildBinary(t)
 	dir := t.TempDir()
@@ -92,7 +75,7 @@ func TestTwoServesTakeOver(t *testing.T) {
 
 	holder := func() string {
 		var owner string
-		conn.QueryRow(ctx, `SELECT owner FROM `+schema+`.leases WHERE name = 'pipeline.scan' AND expires_at > $1`, time.Now().UnixMicro()).Scan(&owner)
+		conn.QueryRow(ctx, `SELECT owner FROM leases WHERE name = 'pipeline.scan' AND expires_at > $1`, time.Now().UnixMicro()).Scan(&owner)
 		return owner
 	}
 	waitFor := func(what string, cond func() bool) {

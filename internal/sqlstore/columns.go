@@ -167,3 +167,33 @@ func DueColumn(rule crawlkeeper.DueRule) (string, error) {
 	}
 	return "", crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", rule)
 }
+
+// HistoryCols are the history columns ScanHistory reads, in its order.
+const HistoryCols = `record_id, version, item, content_hash, valid_from, valid_to`
+
+// Rows is what database/sql's and pgx's result sets have in common.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanHistory reads every row of a query over HistoryCols and hands each
+// entry to fn, in row order.
+func ScanHistory(rows Rows, fn func(crawlkeeper.HistoryEntry)) error {
+	for rows.Next() {
+		var h crawlkeeper.HistoryEntry
+		var from, to int64
+		var item []byte
+		if err := rows.Scan(&h.RecordID, &h.Version, &item, &h.ContentHash, &from, &to); err != nil {
+			return err
+		}
+		if item == nil {
+			item = []byte{}
+		}
+		h.Item = item
+		h.ValidFrom, h.ValidTo = crawlkeeper.MicrosTime(from), crawlkeeper.MicrosTime(to)
+		fn(h)
+	}
+	return rows.Err()
+}
