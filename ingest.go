@@ -53,7 +53,7 @@ type AfterCommit func(ctx context.Context, items []*Prepared, res *IngestResult)
 // Ingester reads items, prepares them in parallel and writes them to the
 // store in batches, one transaction per batch.
 type Ingester struct {
-	Store  Store
+	Store  RecordStore
 	Config *Config
 	// Dates reads event fields and _crawled_at. Defaults to MachineDates.
 	Dates DateParser

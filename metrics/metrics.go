@@ -136,7 +136,7 @@ func (m *Metrics) ObserveArchive(r *crawlkeeper.ArchiveReport, finished time.Tim
 }
 
 // RefreshStore sets the gauges that come from the store's counts.
-func (m *Metrics) RefreshStore(ctx context.Context, st crawlkeeper.Store) error {
+func (m *Metrics) RefreshStore(ctx context.Context, st crawlkeeper.RecordStore) error {
 	s, err := st.Stats(ctx)
 	if err != nil {
 		return err

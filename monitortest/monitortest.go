@@ -455,9 +455,13 @@ func testDiff(t *testing.T, open Opener) {
 	}
 	equal(t, "only in a, page 2", d.OnlyRound.Names, ts[5:8])
 	equal(t, "only in b, page 2", d.OnlyVs.Names, ts[12:17])
-	d, _ = e.M.Diff(e.ctx, "a", "b", ts[16], 5)
+	if d, err = e.M.Diff(e.ctx, "a", "b", ts[16], 5); err != nil {
+		t.Fatal(err)
+	}
 	equal(t, "only in b, page 3", d.OnlyVs.Names, []string{ts[17], ts[18], ts[19], "only-b"})
-	d, _ = e.M.Diff(e.ctx, "a", "a", "", 5)
+	if d, err = e.M.Diff(e.ctx, "a", "a", "", 5); err != nil {
+		t.Fatal(err)
+	}
 	if d.OnlyRound.Count != 0 || d.OnlyVs.Count != 0 || len(d.OnlyRound.Names) != 0 {
 		t.Fatalf("self diff = %+v", d)
 	}
@@ -485,13 +489,19 @@ func testTarget(t *testing.T, open Opener) {
 	if r2.Round != "2" || r2.Queued || r2.Done || !r2.Failed {
 		t.Fatalf("x in round 2 = %+v", r2)
 	}
-	ts, _ = e.M.Target(e.ctx, "y")
+	if ts, err = e.M.Target(e.ctx, "y"); err != nil {
+		t.Fatal(err)
+	}
 	if len(ts.Rounds) != 2 || ts.Rounds[0].Round != "1" || ts.Rounds[1].Round != "3" || ts.Rounds[0].Done {
 		t.Fatalf("target y = %+v", ts)
 	}
 	// Once the bucket set is dropped, the round still knows x is done.
-	e.M.MergeBuckets(e.ctx, T0.Add(48*time.Hour))
-	ts, _ = e.M.Target(e.ctx, "x")
+	if _, err := e.M.MergeBuckets(e.ctx, T0.Add(48*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if ts, err = e.M.Target(e.ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
 	if !ts.Rounds[0].Done || ts.Rounds[0].DoneAt != nil {
 		t.Fatalf("x after drop = %+v", ts.Rounds[0])
 	}

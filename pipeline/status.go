@@ -33,7 +33,7 @@ type Status struct {
 
 // ReadStatus reads the pipeline's status from the store for a processor
 // chain and period at now.
-func ReadStatus(ctx context.Context, st crawlkeeper.Store, chain string, period time.Duration, now time.Time) (*Status, error) {
+func ReadStatus(ctx context.Context, st Store, chain string, period time.Duration, now time.Time) (*Status, error) {
 	if period <= 0 {
 		period = crawlkeeper.DefaultPipelinePeriod
 	}

@@ -193,7 +193,9 @@ func testClose(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatalf("receive: %v", err)
 	}
-	n.Ack(ctx)
+	if err := n.Ack(ctx); err != nil {
+		t.Fatalf("ack: %v", err)
+	}
 	if err := q.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}

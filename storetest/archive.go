@@ -9,13 +9,13 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-func testArchive(t *testing.T, open Opener) {
+func testArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
 	ctx := context.Background()
 	day := 24 * time.Hour
 
 	// seed ingests records of two sources at different times; ids are
 	// returned in ingest order.
-	seed := func(e *Env) []int64 {
+	seed := func(e *Env[ArchiveBackend]) []int64 {
 		var ids []int64
 		for i := 0; i < 10; i++ {
 			e.Now = T0.Add(time.Duration(i) * day)
@@ -119,18 +119,20 @@ func testArchive(t *testing.T, open Opener) {
 		if err != nil || len(page.Records) != 1 || page.Records[0].ID != ids[0] {
 			t.Fatalf("archive listing = %v %v", page, err)
 		}
-		active, _ := e.Store.List(ctx, crawlkeeper.RecordQuery{Limit: 100})
+		active, err := e.Store.List(ctx, crawlkeeper.RecordQuery{Limit: 100})
+		ok(t, err)
 		if len(active.Records) != 9 {
 			t.Fatalf("%d active records, want 9", len(active.Records))
 		}
-		st, _ := e.Store.Stats(ctx)
+		st, err := e.Store.Stats(ctx)
+		ok(t, err)
 		if st.Active != 9 || st.Archived != 1 || st.Sources["a"].ArchivedByReason[crawlkeeper.ReasonAge] != 1 || st.ArchiveRawBytes <= 0 || st.ArchiveStoredBytes <= 0 {
 			t.Fatalf("stats = %+v, a = %+v", st, st.Sources["a"])
 		}
 		e.MustCheck()
 	})
 
-	archiveOne := func(e *Env, id int64, reason crawlkeeper.ArchiveReason) {
+	archiveOne := func(e *Env[ArchiveBackend], id int64, reason crawlkeeper.ArchiveReason) {
 		t.Helper()
 		r := e.MustGet(id)
 		moved, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: reason}}, e.Now)
@@ -158,7 +160,8 @@ func testArchive(t *testing.T, open Opener) {
 		if r.Archived() || r.Version != 3 || !r.CrawledAt.Equal(T0) || !r.LastUpdatedAt.Equal(e.Now) {
 			t.Fatalf("revived = %+v", r)
 		}
-		hist, _ := e.Store.History(ctx, id)
+		hist, err := e.Store.History(ctx, id)
+		ok(t, err)
 		if len(hist) != 2 {
 			t.Fatalf("history after revive: %d versions, want 2", len(hist))
 		}
@@ -183,7 +186,8 @@ func testArchive(t *testing.T, open Opener) {
 		if !r.Archived() || r.Version != 2 || !r.LastUpdatedAt.Equal(e.Now) || !r.ArchivedAt.Equal(T0) || r.ArchiveReason != crawlkeeper.ReasonEvent {
 			t.Fatalf("refreshed archived record = %+v", r)
 		}
-		hist, _ := e.Store.History(ctx, id)
+		hist, err := e.Store.History(ctx, id)
+		ok(t, err)
 		if len(hist) != 1 {
 			t.Fatalf("history of refreshed record: %d", len(hist))
 		}
@@ -238,11 +242,12 @@ func testArchive(t *testing.T, open Opener) {
 		if err != nil || len(old) != 1 || old[0].ID != res.IDs[0] || string(old[0].Item) == "" {
 			t.Fatalf("archived before = %v %v", old, err)
 		}
-		all, _ := e.Store.ArchivedBefore(ctx, nil, T0.Add(2*time.Hour), 0, 10)
+		all, err := e.Store.ArchivedBefore(ctx, nil, T0.Add(2*time.Hour), 0, 10)
+		ok(t, err)
 		if len(all) != 2 {
 			t.Fatalf("archived before, all sources: %d", len(all))
 		}
-		if none, _ := e.Store.ArchivedBefore(ctx, nil, T0.Add(time.Minute), 0, 10); len(none) != 0 {
+		if none, err := e.Store.ArchivedBefore(ctx, nil, T0.Add(time.Minute), 0, 10); err != nil || len(none) != 0 {
 			t.Fatalf("archived before an earlier time: %d", len(none))
 		}
 		// The exported state of the archived record, then a re-crawl that

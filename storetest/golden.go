@@ -39,7 +39,7 @@ type goldenStep struct {
 	Ingest []json.RawMessage `json:"ingest"`
 }
 
-func testGolden(t *testing.T, open Opener) {
+func testGolden(t *testing.T, open RecordOpener) {
 	names, err := goldenFS.ReadDir("testdata/golden")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func splitSections(t *testing.T, s string) map[string]string {
 	return out
 }
 
-func runGolden(t *testing.T, open Opener, cfg *crawlkeeper.Config, steps string) string {
+func runGolden(t *testing.T, open RecordOpener, cfg *crawlkeeper.Config, steps string) string {
 	s := open(t)
 	defer s.Close()
 	ctx := context.Background()

@@ -10,7 +10,7 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-func testScan(t *testing.T, open Opener) {
+func testScan(t *testing.T, open func(tb testing.TB) ScanBackend) {
 	ctx := context.Background()
 	e := NewEnv(t, open)
 	var ids []int64
@@ -24,7 +24,9 @@ func testScan(t *testing.T, open Opener) {
 	}
 	last := e.Ingest(item("last", "https://scan.test/")).IDs[0]
 	archiveLast := e.MustGet(last)
-	e.Store.Archive(ctx, []crawlkeeper.Move{{ID: last, Version: 1, LastUpdatedAt: archiveLast.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, e.Now)
+	if moved, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: last, Version: 1, LastUpdatedAt: archiveLast.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, e.Now); err != nil || len(moved) != 1 {
+		t.Fatalf("archive of the last record moved %v (%v)", moved, err)
+	}
 
 	t.Run("ScanActive", func(t *testing.T) {
 		var seen []int64
@@ -116,16 +118,14 @@ func testScan(t *testing.T, open Opener) {
 	})
 }
 
-func testState(t *testing.T, open Opener) {
+func testState(t *testing.T, s crawlkeeper.StateStore) {
 	ctx := context.Background()
-	e := NewEnv(t, open)
-	s := e.Store
 	t.Run("KV", func(t *testing.T) {
 		if v, err := s.GetState(ctx, "missing"); v != nil || err != nil {
 			t.Fatalf("missing state = %q %v", v, err)
 		}
-		s.PutState(ctx, "scan", []byte("one"))
-		s.PutState(ctx, "scan", []byte("two"))
+		ok(t, s.PutState(ctx, "scan", []byte("one")))
+		ok(t, s.PutState(ctx, "scan", []byte("two")))
 		if v, err := s.GetState(ctx, "scan"); string(v) != "two" || err != nil {
 			t.Fatalf("state = %q %v", v, err)
 		}
@@ -136,7 +136,7 @@ func testState(t *testing.T, open Opener) {
 				t.Fatal(err)
 			}
 		}
-		s.AppendJournal(ctx, "other", T0, json.RawMessage(`{}`))
+		ok(t, s.AppendJournal(ctx, "other", T0, json.RawMessage(`{}`)))
 		got, err := s.Journal(ctx, "run", 2)
 		if err != nil || len(got) != 2 || string(got[0].Body) != `{"i":2}` || !got[1].At.Equal(T0.Add(time.Minute)) {
 			t.Fatalf("journal = %+v %v", got, err)
@@ -144,38 +144,43 @@ func testState(t *testing.T, open Opener) {
 	})
 	t.Run("Lease", func(t *testing.T) {
 		ttl := time.Minute
-		ok, err := s.AcquireLease(ctx, "archiver", "p1", ttl, T0)
-		if err != nil || !ok {
-			t.Fatalf("first acquire: %v %v", ok, err)
+		acquire := func(name, owner string, at time.Time) bool {
+			t.Helper()
+			held, err := s.AcquireLease(ctx, name, owner, ttl, at)
+			ok(t, err)
+			return held
 		}
-		if ok, _ := s.AcquireLease(ctx, "archiver", "p2", ttl, T0.Add(30*time.Second)); ok {
+		if held := acquire("archiver", "p1", T0); !held {
+			t.Fatal("first acquire failed")
+		}
+		if held := acquire("archiver", "p2", T0.Add(30*time.Second)); held {
 			t.Fatal("a held lease was taken by another owner")
 		}
-		if ok, _ := s.AcquireLease(ctx, "archiver", "p1", ttl, T0.Add(50*time.Second)); !ok {
+		if held := acquire("archiver", "p1", T0.Add(50*time.Second)); !held {
 			t.Fatal("the owner could not renew")
 		}
-		if ok, _ := s.AcquireLease(ctx, "archiver", "p2", ttl, T0.Add(100*time.Second)); ok {
+		if held := acquire("archiver", "p2", T0.Add(100*time.Second)); held {
 			t.Fatal("a renewed lease expired early")
 		}
-		if ok, _ := s.AcquireLease(ctx, "archiver", "p2", ttl, T0.Add(111*time.Second)); !ok {
+		if held := acquire("archiver", "p2", T0.Add(111*time.Second)); !held {
 			t.Fatal("an expired lease was not taken over")
 		}
-		if ok, _ := s.AcquireLease(ctx, "scan", "p1", ttl, T0); !ok {
+		if held := acquire("scan", "p1", T0); !held {
 			t.Fatal("leases with different names must be independent")
 		}
-		s.ReleaseLease(ctx, "archiver", "p1") // not the owner: no effect
-		if ok, _ := s.AcquireLease(ctx, "archiver", "p1", ttl, T0.Add(112*time.Second)); ok {
+		ok(t, s.ReleaseLease(ctx, "archiver", "p1")) // not the owner: no effect
+		if held := acquire("archiver", "p1", T0.Add(112*time.Second)); held {
 			t.Fatal("release by a non-owner freed the lease")
 		}
-		s.ReleaseLease(ctx, "archiver", "p2")
-		if ok, _ := s.AcquireLease(ctx, "archiver", "p1", ttl, T0.Add(113*time.Second)); !ok {
+		ok(t, s.ReleaseLease(ctx, "archiver", "p2"))
+		if held := acquire("archiver", "p1", T0.Add(113*time.Second)); !held {
 			t.Fatal("a released lease could not be taken")
 		}
 	})
 	t.Run("DeadLetters", func(t *testing.T) {
-		s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 7, Version: 1, Processor: "exec", Error: "boom", Failures: 3, At: T0})
-		s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 3, Version: 2, Processor: "extract", Error: "bad html", Failures: 3, At: T0.Add(time.Second)})
-		s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 7, Version: 2, Processor: "exec", Error: "boom again", Failures: 4, At: T0.Add(2 * time.Second)})
+		ok(t, s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 7, Version: 1, Processor: "exec", Error: "boom", Failures: 3, At: T0}))
+		ok(t, s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 3, Version: 2, Processor: "extract", Error: "bad html", Failures: 3, At: T0.Add(time.Second)}))
+		ok(t, s.AddDeadLetter(ctx, crawlkeeper.DeadLetter{ID: 7, Version: 2, Processor: "exec", Error: "boom again", Failures: 4, At: T0.Add(2 * time.Second)}))
 		got, err := s.DeadLetters(ctx, 10)
 		if err != nil || len(got) != 2 || got[0].ID != 3 || got[1].Error != "boom again" || got[1].Failures != 4 {
 			t.Fatalf("dead letters = %+v %v", got, err)
@@ -184,7 +189,8 @@ func testState(t *testing.T, open Opener) {
 		if err != nil || fmt.Sprint(removed) != "[7]" {
 			t.Fatalf("remove = %v %v", removed, err)
 		}
-		removed, _ = s.RemoveDeadLetters(ctx, nil)
+		removed, err = s.RemoveDeadLetters(ctx, nil)
+		ok(t, err)
 		if fmt.Sprint(removed) != "[3]" {
 			t.Fatalf("remove all = %v", removed)
 		}

@@ -23,8 +23,36 @@ type Opener func(tb testing.TB) crawlkeeper.Store
 // T0 is the suite's reference time.
 var T0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// Run runs every conformance test against stores made by open.
+// Run runs every conformance test against stores made by open: the suite
+// of each role in turn.
 func Run(t *testing.T, open Opener) {
+	t.Run("Records", func(t *testing.T) { RunRecords(t, func(tb testing.TB) crawlkeeper.RecordStore { return open(tb) }) })
+	t.Run("Archive", func(t *testing.T) { RunArchive(t, func(tb testing.TB) ArchiveBackend { return open(tb) }) })
+	t.Run("Scan", func(t *testing.T) { RunScan(t, func(tb testing.TB) ScanBackend { return open(tb) }) })
+	t.Run("State", func(t *testing.T) { RunState(t, func(tb testing.TB) crawlkeeper.StateStore { return open(tb) }) })
+}
+
+// A new backend is built and tested one role at a time, in this order:
+// records first (everything else needs records to exist), then the
+// archive, then scans (which check that archived records are skipped),
+// and state, which stands alone.
+type (
+	// RecordOpener opens an empty store that plays the records role.
+	RecordOpener func(tb testing.TB) crawlkeeper.RecordStore
+	// ArchiveBackend is a store with the records and archive roles.
+	ArchiveBackend interface {
+		crawlkeeper.RecordStore
+		crawlkeeper.ArchiveStore
+	}
+	// ScanBackend is a store with the records, archive and scan roles.
+	ScanBackend interface {
+		ArchiveBackend
+		crawlkeeper.ScanStore
+	}
+)
+
+// RunRecords runs the conformance tests of crawlkeeper.RecordStore.
+func RunRecords(t *testing.T, open RecordOpener) {
 	t.Run("Ingest", func(t *testing.T) { testIngest(t, open) })
 	t.Run("Get", func(t *testing.T) { testGet(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
@@ -32,29 +60,41 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Check", func(t *testing.T) { testCheck(t, open) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("Golden", func(t *testing.T) { testGolden(t, open) })
-	t.Run("Archive", func(t *testing.T) { testArchive(t, open) })
-	t.Run("Scan", func(t *testing.T) { testScan(t, open) })
-	t.Run("State", func(t *testing.T) { testState(t, open) })
+}
+
+// RunArchive runs the conformance tests of crawlkeeper.ArchiveStore.
+func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) { testArchive(t, open) }
+
+// RunScan runs the conformance tests of crawlkeeper.ScanStore.
+func RunScan(t *testing.T, open func(tb testing.TB) ScanBackend) { testScan(t, open) }
+
+// RunState runs the conformance tests of crawlkeeper.StateStore.
+func RunState(t *testing.T, open func(tb testing.TB) crawlkeeper.StateStore) {
+	s := open(t)
+	if c, ok := s.(interface{ Close() error }); ok {
+		t.Cleanup(func() { c.Close() })
+	}
+	testState(t, s)
 }
 
 // Env bundles a store with a preparer and a settable clock for tests.
-type Env struct {
+type Env[S crawlkeeper.RecordStore] struct {
 	TB     testing.TB
-	Store  crawlkeeper.Store
+	Store  S
 	Config *crawlkeeper.Config
 	Now    time.Time
 }
 
 // NewEnv opens a store for a test and closes it when the test ends.
-func NewEnv(tb testing.TB, open Opener) *Env {
+func NewEnv[S crawlkeeper.RecordStore](tb testing.TB, open func(tb testing.TB) S) *Env[S] {
 	tb.Helper()
 	s := open(tb)
 	tb.Cleanup(func() { s.Close() })
-	return &Env{TB: tb, Store: s, Config: &crawlkeeper.Config{}, Now: T0}
+	return &Env[S]{TB: tb, Store: s, Config: &crawlkeeper.Config{}, Now: T0}
 }
 
 // Prepare builds a prepared item from JSON text, failing the test on error.
-func (e *Env) Prepare(js string) *crawlkeeper.Prepared {
+func (e *Env[S]) Prepare(js string) *crawlkeeper.Prepared {
 	e.TB.Helper()
 	p, err := (&crawlkeeper.Preparer{Config: e.Config}).Prepare([]byte(js), 1, crawlkeeper.Meta{}, e.Now)
 	if err != nil {
@@ -64,7 +104,7 @@ func (e *Env) Prepare(js string) *crawlkeeper.Prepared {
 }
 
 // Ingest writes items given as JSON texts in one batch at e.Now.
-func (e *Env) Ingest(items ...string) *crawlkeeper.IngestResult {
+func (e *Env[S]) Ingest(items ...string) *crawlkeeper.IngestResult {
 	e.TB.Helper()
 	b := &crawlkeeper.IngestBatch{Now: e.Now}
 	for _, js := range items {
@@ -81,7 +121,7 @@ func (e *Env) Ingest(items ...string) *crawlkeeper.IngestResult {
 }
 
 // MustGet returns the record with id or fails.
-func (e *Env) MustGet(id int64) *crawlkeeper.Record {
+func (e *Env[S]) MustGet(id int64) *crawlkeeper.Record {
 	e.TB.Helper()
 	r, err := e.Store.Get(context.Background(), id)
 	if err != nil {
@@ -91,7 +131,7 @@ func (e *Env) MustGet(id int64) *crawlkeeper.Record {
 }
 
 // MustCheck fails the test when the store's invariants do not hold.
-func (e *Env) MustCheck() {
+func (e *Env[S]) MustCheck() {
 	e.TB.Helper()
 	rep, err := e.Store.Check(context.Background())
 	if err != nil {
@@ -99,6 +139,14 @@ func (e *Env) MustCheck() {
 	}
 	if !rep.OK || len(rep.Violations) != 0 {
 		e.TB.Fatalf("check found violations: %+v", rep.Violations)
+	}
+}
+
+// ok fails the test when err is set.
+func ok(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatalf("unexpected error: %v", err)
 	}
 }
 
@@ -111,7 +159,7 @@ func item(title, url string, extra ...string) string {
 	return string(b)
 }
 
-func testIngest(t *testing.T, open Opener) {
+func testIngest(t *testing.T, open RecordOpener) {
 	t.Run("NewThenRecrawl", func(t *testing.T) {
 		e := NewEnv(t, open)
 		res := e.Ingest(item("Job A", "https://Example.com/a#top", "body", "one"), item("Job B", "https://example.com/b"))
@@ -305,7 +353,7 @@ func testIngest(t *testing.T, open Opener) {
 	})
 }
 
-func testGet(t *testing.T, open Opener) {
+func testGet(t *testing.T, open RecordOpener) {
 	e := NewEnv(t, open)
 	res := e.Ingest(item("G", "https://x.test/g"))
 	r := e.MustGet(res.IDs[0])
@@ -328,7 +376,7 @@ func testGet(t *testing.T, open Opener) {
 	}
 }
 
-func testList(t *testing.T, open Opener) {
+func testList(t *testing.T, open RecordOpener) {
 	e := NewEnv(t, open)
 	var all []int64
 	for i := 0; i < 25; i++ {
@@ -432,7 +480,7 @@ func testList(t *testing.T, open Opener) {
 	})
 }
 
-func testStats(t *testing.T, open Opener) {
+func testStats(t *testing.T, open RecordOpener) {
 	e := NewEnv(t, open)
 	e.Ingest(`{"title":"a","url":"https://s.test/a","_source":"one","deadline":"not a date"}`,
 		`{"title":"b","url":"https://s.test/b","_source":"one"}`,
@@ -451,7 +499,7 @@ func testStats(t *testing.T, open Opener) {
 	}
 }
 
-func testCheck(t *testing.T, open Opener) {
+func testCheck(t *testing.T, open RecordOpener) {
 	e := NewEnv(t, open)
 	e.MustCheck()
 	e.Ingest(item("c1", "https://c.test/1"), item("c2", "https://c.test/2"))
@@ -462,7 +510,7 @@ func testCheck(t *testing.T, open Opener) {
 
 // testConcurrent runs overlapping ingests at once: no key may end up twice
 // and the invariants must hold.
-func testConcurrent(t *testing.T, open Opener) {
+func testConcurrent(t *testing.T, open RecordOpener) {
 	e := NewEnv(t, open)
 	const writers, perWriter = 4, 30
 	var wg sync.WaitGroup
