@@ -112,8 +112,13 @@ func Open(ctx context.Context, rawURL string, opts crawlkeeper.MonitorOptions) (
 		c.Close()
 		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("cannot reach Redis at %s: start it or check --monitor", o.Addr), Err: err}
 	}
-	return &Monitor{c: c, prefix: prefix, opts: opts.WithDefaults(), tmpID: strconv.FormatInt(time.Now().UnixNano(), 36),
-		cache: map[string]uint32{}}, nil
+	m := &Monitor{c: c, prefix: prefix, opts: opts.WithDefaults(), tmpID: strconv.FormatInt(time.Now().UnixNano(), 36),
+		cache: map[string]uint32{}}
+	if err := m.migrateLayout(ctx); err != nil {
+		c.Close()
+		return nil, fail("migrate the key layout", err)
+	}
+	return m, nil
 }
 
 // Client returns the Redis client, for tests that inspect keys.
@@ -122,8 +127,16 @@ func (m *Monitor) Client() *goredis.Client { return m.c }
 // Close implements crawlkeeper.Monitor.
 func (m *Monitor) Close() error { return m.c.Close() }
 
+// key names a key: the prefix, then parts joined by ':', each escaped
+// (see escapePart).
 func (m *Monitor) key(parts ...string) string {
-	return m.prefix + ":" + strings.Join(parts, ":")
+	var b strings.Builder
+	b.WriteString(m.prefix)
+	for _, p := range parts {
+		b.WriteByte(':')
+		b.WriteString(escapePart(p))
+	}
+	return b.String()
 }
 
 // roundPrefix is the prefix of a round's keys, ending in ":".
@@ -426,8 +439,15 @@ func (m *Monitor) meta(ctx context.Context, round string) (*roundMeta, error) {
 	if len(h) == 0 {
 		return nil, crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "round %q not found: queue it with `crawlkeeper round queue --round %s` or mark a target in it", round, round)
 	}
-	b, _ := strconv.ParseInt(h["bucket"], 10, 64)
-	c, _ := strconv.ParseInt(h["created"], 10, 64)
+	mk := m.roundPrefix(round) + "meta"
+	b, err := count(mk, "bucket", h["bucket"])
+	if err != nil {
+		return nil, err
+	}
+	c, err := count(mk, "created", h["created"])
+	if err != nil {
+		return nil, err
+	}
 	return &roundMeta{bucket: b, created: crawlkeeper.MicrosTime(c)}, nil
 }
 
@@ -493,8 +513,14 @@ func (m *Monitor) Status(ctx context.Context, round string) (*crawlkeeper.RoundS
 		}
 	}
 	for s, n := range countsCmd.Val() {
-		start, _ := strconv.ParseInt(s, 10, 64)
-		cnt, _ := strconv.ParseInt(n, 10, 64)
+		start, err := count(p+"buckets", "field name", s)
+		if err != nil {
+			return nil, err
+		}
+		cnt, err := count(p+"buckets", s, n)
+		if err != nil {
+			return nil, err
+		}
 		st.Buckets = append(st.Buckets, crawlkeeper.BucketCount{Start: time.Unix(start, 0).UTC(), Done: cnt,
 			Merged: !open[s], Dropped: !open[s] && !kept[s]})
 	}
@@ -514,7 +540,10 @@ func (m *Monitor) afterBit(ctx context.Context, after string) (int64, error) {
 	if err != nil {
 		return 0, fail("read targets", err)
 	}
-	id, _ := strconv.ParseInt(s, 10, 64)
+	id, err := count(m.key("targets"), after, s)
+	if err != nil {
+		return 0, err
+	}
 	return id + 1, nil
 }
 
@@ -702,7 +731,10 @@ func (m *Monitor) ObserveFields(ctx context.Context, obs []crawlkeeper.FieldObse
 	for k := range fills {
 		enough[k] = pipe.HGet(ctx, m.fieldKey(k.source, k.field), "enough")
 	}
-	pipe.Exec(ctx) // missing hashes answer redis.Nil, which is "not enough"
+	// Missing hashes answer redis.Nil, which is "not enough".
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
+		return fail("observe fields", err)
+	}
 	var need []string
 	for k, cmd := range enough {
 		if cmd.Val() == "1" {
@@ -771,17 +803,24 @@ func (m *Monitor) Fields(ctx context.Context, source string) ([]crawlkeeper.Fiel
 			}
 			hv := h.Val()
 			st := crawlkeeper.FieldStats{Source: src, Field: f, Samples: []int64{}, ByRound: map[string][2]int64{}}
-			st.Present, _ = strconv.ParseInt(hv["present"], 10, 64)
-			st.Filled, _ = strconv.ParseInt(hv["filled"], 10, 64)
+			var perr error
+			num := func(field, s string) int64 {
+				n, err := count(fk, field, s)
+				if perr == nil {
+					perr = err
+				}
+				return n
+			}
+			st.Present = num("present", hv["present"])
+			st.Filled = num("filled", hv["filled"])
 			st.Enough = hv["enough"] == "1"
 			if st.Enough {
-				st.Targets, _ = strconv.ParseInt(hv["targets"], 10, 64)
+				st.Targets = num("targets", hv["targets"])
 			} else {
 				st.Targets = nt.Val()
 			}
 			for _, s := range samples.Val() {
-				id, _ := strconv.ParseInt(s, 10, 64)
-				st.Samples = append(st.Samples, id)
+				st.Samples = append(st.Samples, num("sample", s))
 			}
 			for k, v := range hv {
 				if !strings.HasPrefix(k, "r:") {
@@ -789,7 +828,7 @@ func (m *Monitor) Fields(ctx context.Context, source string) ([]crawlkeeper.Fiel
 				}
 				i := strings.LastIndexByte(k, ':')
 				round, what := k[2:i], k[i+1:]
-				n, _ := strconv.ParseInt(v, 10, 64)
+				n := num(k, v)
 				c := st.ByRound[round]
 				if what == "present" {
 					c[0] = n
@@ -797,6 +836,9 @@ func (m *Monitor) Fields(ctx context.Context, source string) ([]crawlkeeper.Fiel
 					c[1] = n
 				}
 				st.ByRound[round] = c
+			}
+			if perr != nil {
+				return nil, perr
 			}
 			stats = append(stats, st)
 		}
