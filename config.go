@@ -54,6 +54,8 @@ type Config struct {
 	Serve ServeConfig `yaml:"serve" json:"serve"`
 	// Alerts are evaluated by serve and delivered to webhooks.
 	Alerts AlertsConfig `yaml:"alerts" json:"alerts"`
+	// Store configures the record store.
+	Store StoreConfig `yaml:"store" json:"store"`
 
 	mu       sync.Mutex
 	resolved map[string]*SourcePolicy
@@ -301,6 +303,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Alerts.Validate(); err != nil {
+		return err
+	}
+	if err := c.Store.Durability.Validate(); err != nil {
 		return err
 	}
 	for i, t := range c.Serve.Tokens {

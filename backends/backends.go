@@ -32,14 +32,20 @@ const SQLiteFile = "crawlkeeper.db"
 // StoreSchemes lists the accepted store URL schemes, for messages.
 var StoreSchemes = []string{"sqlite", "postgres", "postgresql", "mysql", "mariadb", "mongodb", "mongodb+srv"}
 
-// OpenStore opens the store named by rawURL. An empty URL means the
-// embedded SQLite store in dataDir (DefaultDataDir when empty).
+// OpenStore opens the store named by rawURL with the default options. An
+// empty URL means the embedded SQLite store in dataDir (DefaultDataDir when
+// empty).
 func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, error) {
+	return OpenStoreWith(ctx, rawURL, dataDir, crawlkeeper.StoreOptions{})
+}
+
+// OpenStoreWith is OpenStore with options.
+func OpenStoreWith(ctx context.Context, rawURL, dataDir string, opts crawlkeeper.StoreOptions) (crawlkeeper.Store, error) {
 	if dataDir == "" {
 		dataDir = DefaultDataDir
 	}
 	if rawURL == "" {
-		return sqlite.Open(ctx, filepath.Join(dataDir, SQLiteFile))
+		return sqlite.OpenWith(ctx, filepath.Join(dataDir, SQLiteFile), opts)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
@@ -51,13 +57,13 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 		if path == "" {
 			path = filepath.Join(dataDir, SQLiteFile)
 		}
-		return sqlite.Open(ctx, path)
+		return sqlite.OpenWith(ctx, path, opts)
 	case "postgres", "postgresql":
-		return postgres.Open(ctx, rawURL)
+		return postgres.OpenWith(ctx, rawURL, opts)
 	case "mysql", "mariadb":
-		return mysql.Open(ctx, rawURL)
+		return mysql.OpenWith(ctx, rawURL, opts)
 	case "mongodb", "mongodb+srv":
-		return mongodb.Open(ctx, rawURL)
+		return mongodb.OpenWith(ctx, rawURL, opts)
 	}
 	return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown store scheme %q in %q: use one of %s", u.Scheme, redact(u), strings.Join(examples(), ", "))
 }

@@ -64,6 +64,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
 // DefaultDatabase is the database a mongodb:// URL without a path uses.
@@ -79,6 +80,9 @@ type Store struct {
 	client *mongo.Client
 	db     *mongo.Database
 	where  string
+	// durability is the setting; wc the write concern in force.
+	durability crawlkeeper.Durability
+	wc         *writeconcern.WriteConcern
 
 	active, archive, history, moves     *mongo.Collection
 	keys                                *mongo.Collection
@@ -98,6 +102,18 @@ var _ crawlkeeper.Store = (*Store)(nil)
 // names none). It creates the collections' indexes and repairs moves that
 // a crashed process left half done.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
+	return OpenWith(ctx, rawURL, crawlkeeper.StoreOptions{})
+}
+
+// OpenWith is Open with options. Durability full writes with a journaled
+// write concern (j: true: the server acknowledges a write once it is in
+// its on-disk journal); normal keeps the server's default. A write concern
+// given in the URL (w, journal) wins.
+func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions) (*Store, error) {
+	durability := opts.Durability.OrDefault()
+	if err := durability.Validate(); err != nil {
+		return nil, err
+	}
 	where := redact(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
@@ -107,15 +123,19 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if name == "" {
 		name = DefaultDatabase
 	}
-	return openDatabase(ctx, rawURL, name)
+	return openDatabase(ctx, rawURL, name, durability)
 }
 
-func openDatabase(ctx context.Context, rawURL, name string) (*Store, error) {
+func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeeper.Durability) (*Store, error) {
 	where := redact(rawURL)
 	// The defaults come first so that the URL's own options
-	// (serverSelectionTimeoutMS, appName) override them.
-	client, err := mongo.Connect(options.Client().SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper").
-		ApplyURI(rawURL))
+	// (serverSelectionTimeoutMS, appName, w, journal) override them.
+	co := options.Client().SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper")
+	if durability == crawlkeeper.DurabilityFull {
+		co.SetWriteConcern(writeconcern.Journaled())
+	}
+	co.ApplyURI(rawURL)
+	client, err := mongo.Connect(co)
 	if err != nil {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
 	}
@@ -126,7 +146,7 @@ func openDatabase(ctx context.Context, rawURL, name string) (*Store, error) {
 	}
 	db := client.Database(name)
 	s := &Store{
-		client: client, db: db, where: where,
+		client: client, db: db, where: where, durability: durability, wc: co.WriteConcern,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
 		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
 		moves: db.Collection("moves"), keys: db.Collection("keys"), state: db.Collection("state"),
@@ -141,6 +161,21 @@ func openDatabase(ctx context.Context, rawURL, name string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
+
+// DurabilityStatus implements crawlkeeper.DurabilityReporter from the
+// write concern in force.
+func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilityStatus, error) {
+	st := &crawlkeeper.DurabilityStatus{Setting: s.durability}
+	if s.wc != nil && s.wc.Journal != nil && *s.wc.Journal {
+		st.PowerLossSafe = true
+		st.Detail = "MongoDB write concern j: true: every write is in the server's on-disk journal before it is acknowledged"
+	} else {
+		st.Detail = "MongoDB write concern without j: true: the server may acknowledge a write before its journal is on disk (its journal commit interval is 100 ms by default); store.durability: full asks for journaled writes"
+	}
+	return st, nil
 }
 
 // Database returns the store's database, for the benchmark's raw

@@ -88,7 +88,8 @@ type Store struct {
 	// max_allowed_packet.
 	maxStatement int
 	// mariaDB is set when the server is MariaDB.
-	mariaDB bool
+	mariaDB    bool
+	durability crawlkeeper.Durability
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
@@ -148,14 +149,26 @@ func Config(rawURL string) (*driver.Config, error) {
 }
 
 // Open connects to the database named by a mysql:// or mariadb:// URL
-// (see Config) and applies pending migrations.
+// (see Config) with the default options and applies pending migrations.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
+	return OpenWith(ctx, rawURL, crawlkeeper.StoreOptions{})
+}
+
+// OpenWith is Open with options. How durable a commit is on MySQL and
+// MariaDB is the server's global setting (innodb_flush_log_at_trx_commit),
+// which a session cannot change: DurabilityStatus reports whether it keeps
+// the promise of the durability setting.
+func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions) (*Store, error) {
+	durability := opts.Durability.OrDefault()
+	if err := durability.Validate(); err != nil {
+		return nil, err
+	}
 	cfg, err := Config(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	where := redact(rawURL)
-	s := &Store{where: where}
+	s := &Store{where: where, durability: durability}
 	// A first connection tells MySQL from MariaDB, whose isolation-level
 	// variables have different names, before the pool is configured.
 	var version string
@@ -191,6 +204,25 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
+
+// DurabilityStatus implements crawlkeeper.DurabilityReporter from the
+// server's innodb_flush_log_at_trx_commit.
+func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilityStatus, error) {
+	var flush int
+	if err := s.db.QueryRowContext(ctx, `SELECT @@innodb_flush_log_at_trx_commit`).Scan(&flush); err != nil {
+		return nil, s.wrap("durability", err)
+	}
+	st := &crawlkeeper.DurabilityStatus{Setting: s.durability}
+	if flush == 1 {
+		st.PowerLossSafe = true
+		st.Detail = "innodb_flush_log_at_trx_commit=1: every commit's log is flushed to the server's disk before it is acknowledged"
+	} else {
+		st.Detail = fmt.Sprintf("innodb_flush_log_at_trx_commit=%d: the server flushes its log about once a second, so a server crash or power loss can lose up to a second of acknowledged batches; the server's administrator sets it to 1 for durability full", flush)
+	}
+	return st, nil
 }
 
 func withDB(cfg *driver.Config, f func(*sql.DB) error) error {

@@ -77,25 +77,46 @@ var migrations embed.FS
 type Store struct {
 	pool *pgxpool.Pool
 	// where names the server in messages, without the password.
-	where string
+	where      string
+	durability crawlkeeper.Durability
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
 
 // Open connects to the database named by a postgres:// or postgresql://
 // URL (any libpq connection parameter may be given as a query parameter,
-// search_path included) and applies pending migrations.
+// search_path included) with the default options and applies pending
+// migrations.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
+	return OpenWith(ctx, rawURL, crawlkeeper.StoreOptions{})
+}
+
+// OpenWith is Open with options. Durability full runs every session with
+// synchronous_commit=on, so a commit is flushed to the server's disk before
+// it is acknowledged whatever the server's default; normal runs with
+// synchronous_commit=off. A synchronous_commit given in the URL wins.
+func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions) (*Store, error) {
 	where := redact(rawURL)
+	durability := opts.Durability.OrDefault()
+	if err := durability.Validate(); err != nil {
+		return nil, err
+	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
+		if durability == crawlkeeper.DurabilityNormal {
+			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		} else {
+			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
 	}
-	s := &Store{pool: pool, where: where}
+	s := &Store{pool: pool, where: where, durability: durability}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
@@ -136,6 +157,28 @@ func redactErr(err error, raw string) string {
 		}
 	}
 	return msg
+}
+
+var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
+
+// DurabilityStatus implements crawlkeeper.DurabilityReporter from the
+// session's synchronous_commit and the server's fsync.
+func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilityStatus, error) {
+	var syncCommit, fsync string
+	if err := s.pool.QueryRow(ctx, `SELECT current_setting('synchronous_commit'), current_setting('fsync')`).Scan(&syncCommit, &fsync); err != nil {
+		return nil, s.wrap("durability", err)
+	}
+	st := &crawlkeeper.DurabilityStatus{Setting: s.durability}
+	switch {
+	case fsync != "on":
+		st.Detail = "PostgreSQL runs with fsync=" + fsync + ": nothing is reliably on disk after an OS crash or power loss; the server's administrator must turn fsync on"
+	case syncCommit == "off":
+		st.Detail = "PostgreSQL synchronous_commit=off: commits survive a killed process; a server crash or power loss can lose the last ones (store.durability: full sets it on)"
+	default:
+		st.PowerLossSafe = true
+		st.Detail = "PostgreSQL synchronous_commit=" + syncCommit + ", fsync=on: every commit is flushed to the server's disk before it is acknowledged"
+	}
+	return st, nil
 }
 
 // Pool returns the connection pool, for the benchmark's raw baselines and

@@ -128,3 +128,30 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("error shows the password: %s", msg)
 	}
 }
+
+// Durability full runs sessions with synchronous_commit=on whatever the
+// server's default, normal with off, and a value in the URL wins.
+func TestDurabilitySetting(t *testing.T) {
+	ctx := context.Background()
+	u := MustSchemaURL(t)
+	for _, tc := range []struct {
+		d      crawlkeeper.Durability
+		url    string
+		commit string
+	}{{"", u, "on"}, {crawlkeeper.DurabilityNormal, u, "off"}, {crawlkeeper.DurabilityNormal, u + "&synchronous_commit=local", "local"}} {
+		s, err := postgres.OpenWith(ctx, tc.url, crawlkeeper.StoreOptions{Durability: tc.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		err = s.Pool().QueryRow(ctx, `SHOW synchronous_commit`).Scan(&got)
+		st, serr := s.DurabilityStatus(ctx)
+		s.Close()
+		if err != nil || serr != nil {
+			t.Fatal(err, serr)
+		}
+		if got != tc.commit || st.PowerLossSafe != (tc.commit != "off") {
+			t.Errorf("durability %q: synchronous_commit=%s (status %+v), want %s", tc.d, got, st, tc.commit)
+		}
+	}
+}

@@ -2,9 +2,11 @@
 // history in one SQLite file, through the pure-Go driver modernc.org/sqlite
 // (no cgo, so the binary cross-compiles and runs on pipeline workers).
 //
-// The database runs in WAL mode with synchronous=NORMAL: a committed
-// transaction survives a killed process, and readers never block the
-// writer. All writes go through one connection that begins transactions
+// The database runs in WAL mode, so readers never block the writer, with
+// synchronous=FULL by default: a committed transaction is on disk when
+// Commit returns and survives a power loss. With durability normal it runs
+// synchronous=NORMAL, which survives a killed process but may lose the last
+// commits to an operating-system crash or a power loss. All writes go through one connection that begins transactions
 // with BEGIN IMMEDIATE, so concurrent writers queue instead of failing with
 // SQLITE_BUSY when a read transaction tries to upgrade.
 package sqlite
@@ -34,7 +36,8 @@ var migrations embed.FS
 
 // Store is the SQLite implementation of crawlkeeper.Store.
 type Store struct {
-	path string
+	path       string
+	durability crawlkeeper.Durability
 	// w is the single writer connection; r is a pool of readers.
 	w *sql.DB
 	r *sql.DB
@@ -137,15 +140,24 @@ func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
 
 var _ crawlkeeper.Store = (*Store)(nil)
 
-// Open opens or creates the database file at path and applies pending
-// migrations.
+// Open opens or creates the database file at path with the default
+// options and applies pending migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, crawlkeeper.StoreOptions{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (*Store, error) {
+	durability := opts.Durability.OrDefault()
+	if err := durability.Validate(); err != nil {
+		return nil, err
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "create data folder %s: %v", dir, err)
 		}
 	}
-	w, err := sql.Open("sqlite", dsn(path, true))
+	w, err := sql.Open("sqlite", dsn(path, true, durability))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -153,14 +165,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	r, err := sql.Open("sqlite", dsn(path, false))
+	r, err := sql.Open("sqlite", dsn(path, false, durability))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	s := &Store{path: path, w: w, r: r}
+	s := &Store{path: path, durability: durability, w: w, r: r}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -168,10 +180,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-func dsn(path string, writer bool) string {
+func dsn(path string, writer bool, d crawlkeeper.Durability) string {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	if d == crawlkeeper.DurabilityNormal {
+		q.Add("_pragma", "synchronous(NORMAL)")
+	} else {
+		q.Add("_pragma", "synchronous(FULL)")
+	}
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "foreign_keys(OFF)")
 	q.Add("_pragma", "cache_size(-65536)")
@@ -182,6 +198,26 @@ func dsn(path string, writer bool) string {
 		q.Set("_txlock", "immediate")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
+
+// DurabilityStatus implements crawlkeeper.DurabilityReporter from the
+// writer connection's synchronous setting.
+func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilityStatus, error) {
+	var level int
+	if err := s.w.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&level); err != nil {
+		return nil, fmt.Errorf("durability: %w", err)
+	}
+	st := &crawlkeeper.DurabilityStatus{Setting: s.durability}
+	switch {
+	case level >= 2: // FULL or EXTRA
+		st.PowerLossSafe = true
+		st.Detail = "SQLite synchronous=FULL in WAL mode: every commit is synced to disk before it is acknowledged"
+	default:
+		st.Detail = "SQLite synchronous=NORMAL in WAL mode: commits survive a killed process; an OS crash or power loss can lose the last ones (store.durability: full syncs every commit)"
+	}
+	return st, nil
 }
 
 // Path returns the database file's path.

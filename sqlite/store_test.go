@@ -56,3 +56,27 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("id after reopen: %v %v", res2, err)
 	}
 }
+
+// The embedded store syncs every commit by default and only with
+// durability normal runs synchronous=NORMAL; DurabilityStatus reads the
+// connection's setting back.
+func TestDurabilitySetting(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		d    crawlkeeper.Durability
+		safe bool
+	}{{"", true}, {crawlkeeper.DurabilityFull, true}, {crawlkeeper.DurabilityNormal, false}} {
+		s, err := sqlite.OpenWith(ctx, filepath.Join(t.TempDir(), "d.db"), crawlkeeper.StoreOptions{Durability: tc.d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := s.DurabilityStatus(ctx)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.PowerLossSafe != tc.safe || st.Setting != tc.d.OrDefault() {
+			t.Errorf("durability %q: status %+v, want power-loss safe = %v", tc.d, st, tc.safe)
+		}
+	}
+}

@@ -60,6 +60,25 @@ func RunRecords(t *testing.T, open RecordOpener) {
 	t.Run("Check", func(t *testing.T) { testCheck(t, open) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("Golden", func(t *testing.T) { testGolden(t, open) })
+	t.Run("Durability", func(t *testing.T) { testDurability(t, open) })
+}
+
+// testDurability checks that the store reports what its acknowledged
+// writes survive, and that a store opened with the default options
+// promises durability full.
+func testDurability(t *testing.T, open RecordOpener) {
+	e := NewEnv(t, open)
+	dr, isReporter := e.Store.(crawlkeeper.DurabilityReporter)
+	if !isReporter {
+		t.Fatalf("%T does not report its durability (crawlkeeper.DurabilityReporter)", e.Store)
+	}
+	st, err := dr.DurabilityStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Setting != crawlkeeper.DurabilityFull || st.Detail == "" {
+		t.Fatalf("durability of a store opened with the defaults = %+v, want setting full and a detail", st)
+	}
 }
 
 // RunArchive runs the conformance tests of crawlkeeper.ArchiveStore.

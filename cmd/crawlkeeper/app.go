@@ -213,7 +213,7 @@ func (a *app) now() time.Time { return a.clock() }
 
 // openStore opens the configured store; callers close it.
 func (a *app) openStore(ctx context.Context) (crawlkeeper.Store, error) {
-	return backends.OpenStore(ctx, a.storeURL, a.data)
+	return backends.OpenStoreWith(ctx, a.storeURL, a.data, crawlkeeper.StoreOptions{Durability: a.cfg.Store.Durability})
 }
 
 // printJSON writes v as one line of JSON.

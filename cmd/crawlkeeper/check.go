@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/crawlkeeper/crawlkeeper"
 )
 
 func init() {
@@ -27,17 +29,37 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if a.json {
-		if err := a.printJSON(rep); err != nil {
+	// What acknowledged writes survive is not an invariant, but check is
+	// where an operator looks for what the store promises.
+	var dur *crawlkeeper.DurabilityStatus
+	if dr, ok := st.(crawlkeeper.DurabilityReporter); ok {
+		if dur, err = dr.DurabilityStatus(ctx); err != nil {
 			return err
 		}
-	} else if rep.OK {
-		fmt.Fprintln(a.stdout, "ok: every invariant holds")
-	} else {
-		for _, v := range rep.Violations {
-			fmt.Fprintf(a.stdout, "%s: %s\n", v.Kind, v.Message)
+	}
+	if a.json {
+		if err := a.printJSON(struct {
+			*crawlkeeper.CheckReport
+			Durability *crawlkeeper.DurabilityStatus `json:"durability,omitempty"`
+		}{rep, dur}); err != nil {
+			return err
 		}
-		fmt.Fprintf(a.stdout, "%s found\n", plural(len(rep.Violations), "violation"))
+	} else {
+		if rep.OK {
+			fmt.Fprintln(a.stdout, "ok: every invariant holds")
+		} else {
+			for _, v := range rep.Violations {
+				fmt.Fprintf(a.stdout, "%s: %s\n", v.Kind, v.Message)
+			}
+			fmt.Fprintf(a.stdout, "%s found\n", plural(len(rep.Violations), "violation"))
+		}
+		if dur != nil {
+			warn := ""
+			if dur.Setting == crawlkeeper.DurabilityFull && !dur.PowerLossSafe {
+				warn = "warning: durability full is not kept: "
+			}
+			fmt.Fprintf(a.stdout, "durability %s: %s%s\n", dur.Setting, warn, dur.Detail)
+		}
 	}
 	if !rep.OK {
 		return &exitError{code: 1}
