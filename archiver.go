@@ -3,6 +3,7 @@ package crawlkeeper
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -10,6 +11,11 @@ import (
 
 // JournalArchiveRun is the journal kind of archive pass reports.
 const JournalArchiveRun = "archive_run"
+
+// ErrJournal is wrapped by the error of an archive pass whose moves are
+// committed but whose journal entry could not be written, even after
+// retries: the pass happened, but it is missing from the run history.
+var ErrJournal = errors.New("archive journal entry not written")
 
 // Archiver moves expired records to the archive by the configured rules.
 type Archiver struct {
@@ -23,6 +29,9 @@ type Archiver struct {
 	// Progress, when set, is called after each batch with the records
 	// examined and moved so far.
 	Progress func(scanned, archived int)
+	// Retry retries the journal write of a pass. Nil retries with the
+	// defaults of Retry.
+	Retry *Retry
 }
 
 // ArchiveOptions parameterise one archive pass.
@@ -218,7 +227,9 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 	}
 	rep.DurationS = time.Since(start).Seconds()
 	if !opts.DryRun {
-		a.journal(ctx, rep)
+		if err := a.journal(ctx, rep); err != nil {
+			return rep, err
+		}
 	}
 	return rep, nil
 }
@@ -237,13 +248,19 @@ func (a *Archiver) activeDateErrors(ctx context.Context, source string) (int, er
 	return int(n), nil
 }
 
-func (a *Archiver) journal(ctx context.Context, rep *ArchiveReport) {
+// journal records the pass in the store's journal, retrying transient
+// failures. The moves are committed whatever happens here, so a failure
+// is returned wrapped in ErrJournal, with the report, for the caller to
+// show: the pass is not undone, but it would be missing from the history.
+func (a *Archiver) journal(ctx context.Context, rep *ArchiveReport) error {
 	b, err := json.Marshal(rep)
 	if err == nil {
-		// The journal is a report, not state: a failure to write it must
-		// not fail a pass whose moves are committed.
-		_ = a.Store.AppendJournal(ctx, JournalArchiveRun, rep.StartedAt, b)
+		err = a.Retry.Do(ctx, func() error { return a.Store.AppendJournal(ctx, JournalArchiveRun, rep.StartedAt, b) })
 	}
+	if err != nil {
+		return fmt.Errorf("%w (%d records were archived): %w", ErrJournal, rep.Archived, err)
+	}
+	return nil
 }
 
 // ruleQuery is one rule to walk for a policy group.
@@ -437,7 +454,9 @@ func (a *Archiver) ArchiveManual(ctx context.Context, ids []int64) (*ArchiveRepo
 		moves = moves[n:]
 	}
 	rep.DurationS = time.Since(start).Seconds()
-	a.journal(ctx, rep)
+	if err := a.journal(ctx, rep); err != nil {
+		return rep, err
+	}
 	return rep, nil
 }
 

@@ -2,6 +2,7 @@ package crawlkeeper_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -384,4 +385,40 @@ func TestManualArchiveAndRestore(t *testing.T) {
 		t.Fatalf("still due = %+v", res.StillDue)
 	}
 	h.check()
+}
+
+// failingJournal is a store whose journal cannot be written.
+type failingJournal struct {
+	crawlkeeper.Store
+	calls int
+}
+
+func (f *failingJournal) AppendJournal(ctx context.Context, kind string, at time.Time, body json.RawMessage) error {
+	f.calls++
+	return crawlkeeper.Errorf(crawlkeeper.EUNAVAILABLE, "journal: disk full")
+}
+
+// A pass whose moves committed but whose journal entry cannot be written
+// is reported as such (the moves stand), after retrying: it used to be
+// dropped without a word, leaving a pass missing from the run history.
+func TestArchiveJournalFailureSurfaces(t *testing.T) {
+	h := newHarness(t, "defaults:\n  max_age: 1d\n")
+	h.ingest(`{"title":"a","url":"https://j.test/a"}`, `{"title":"b","url":"https://j.test/b"}`)
+	h.set(t0.Add(2 * 24 * time.Hour))
+	st := &failingJournal{Store: h.store}
+	noWait := func(context.Context, time.Duration) error { return nil }
+	arch := &crawlkeeper.Archiver{Store: st, Config: h.cfg, Dates: h.dates, Now: h.clock, Retry: &crawlkeeper.Retry{Attempts: 3, Sleep: noWait}}
+	rep, err := arch.Run(context.Background(), crawlkeeper.ArchiveOptions{})
+	if !errors.Is(err, crawlkeeper.ErrJournal) || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("pass with a failing journal: %v, want ErrJournal with the cause", err)
+	}
+	if rep == nil || rep.Archived != 2 || h.count(true) != 2 {
+		t.Fatalf("report %+v, %d archived: the moves must stand and be reported", rep, h.count(true))
+	}
+	if st.calls != 3 {
+		t.Fatalf("journal tried %d times, want 3 (retried)", st.calls)
+	}
+	if _, err := arch.ArchiveManual(context.Background(), nil); !errors.Is(err, crawlkeeper.ErrJournal) {
+		t.Fatalf("manual archive with a failing journal: %v", err)
+	}
 }

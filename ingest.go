@@ -279,10 +279,23 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 	now := g.now()
 	b := &IngestBatch{Items: items, Now: now}
 	if g.Config != nil {
-		cfg := g.Config
+		// Every source's policy is resolved before the write: a source
+		// whose configuration cannot be resolved fails the batch rather
+		// than falling back to another history limit.
+		limits := map[string]int{}
+		for _, it := range items {
+			if _, ok := limits[it.Source]; ok {
+				continue
+			}
+			p, err := g.Config.Policy(it.Source)
+			if err != nil {
+				return fmt.Errorf("history limit of source %q: %w", it.Source, err)
+			}
+			limits[it.Source] = p.HistoryLimit
+		}
 		b.HistoryLimit = func(source string) int {
-			if p, err := cfg.Policy(source); err == nil {
-				return p.HistoryLimit
+			if n, ok := limits[source]; ok {
+				return n
 			}
 			return DefaultHistoryLimit
 		}

@@ -37,6 +37,9 @@ type Metrics struct {
 	NotificationLag    prometheus.Histogram
 	RoundTargets       *prometheus.GaugeVec
 	HTTPDuration       *prometheus.HistogramVec
+	// Errors counts failures of background work that no request reports
+	// (an archive pass, its lease, its journal entry), by operation.
+	Errors *prometheus.CounterVec
 }
 
 // New registers every collector on a fresh registry, with the Go runtime
@@ -98,10 +101,13 @@ func New() *Metrics {
 			Name: "crawlkeeper_http_request_duration_seconds", Help: "HTTP request latency by route, method and status code.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method", "code"}),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlkeeper_errors_total", Help: "Failures of background work, by operation (archive, archive_lease, archive_journal, rare_fields, metrics).",
+		}, []string{"op"}),
 	}
 	r.MustRegister(m.Items, m.ItemsRejected, m.DateErrors, m.CrawledAtDefaulted, m.ArchiveMoves, m.ArchiveRuns,
 		m.ArchiveLastRun, m.Records, m.ScanPass, m.ScanPosition, m.ScanPassDuration, m.OldestProcessedAge,
-		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration,
+		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration, m.Errors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -110,6 +116,9 @@ func New() *Metrics {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
+
+// Error counts a failure of background work.
+func (m *Metrics) Error(op string) { m.Errors.WithLabelValues(op).Inc() }
 
 // ObserveIngest counts one ingest's summary.
 func (m *Metrics) ObserveIngest(s *crawlkeeper.IngestSummary) {

@@ -22,7 +22,7 @@ func (e *env) archiver() *crawlkeeper.Archiver {
 	return &crawlkeeper.Archiver{Store: e.store, Config: e.a.cfg, Dates: e.dates, Now: e.a.now}
 }
 
-func runArchive(ctx context.Context, a *app, args []string) error {
+func runArchive(ctx context.Context, a *app, args []string) (err error) {
 	if len(args) > 0 && args[0] == "purge" {
 		return runPurge(ctx, a, args[1:])
 	}
@@ -89,11 +89,23 @@ func runArchive(ctx context.Context, a *app, args []string) error {
 	} else {
 		rep, err = arch.Run(ctx, crawlkeeper.ArchiveOptions{DryRun: *dry, Force: *force, Source: *source, Batch: *batch, Samples: *samples})
 	}
+	// A pass whose journal entry failed did all its moves: show its
+	// report, then fail, so the missing history entry is not missed.
+	var journalErr error
+	if errors.Is(err, crawlkeeper.ErrJournal) {
+		journalErr, err = err, nil
+	}
 	if err != nil {
 		if rep != nil && rep.Archived > 0 {
 			return fmt.Errorf("archive stopped after moving %d records (run it again to continue): %w", rep.Archived, err)
 		}
 		return err
+	}
+	if journalErr != nil {
+		defer func() {
+			fmt.Fprintf(a.stderr, "crawlkeeper: the pass is done but missing from `archive` run history: %v\n", journalErr)
+		}()
+		defer func() { err = &exitError{code: 1} }()
 	}
 	if a.json {
 		return a.printJSON(rep)

@@ -226,33 +226,22 @@ func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts ser
 	var loops []func(context.Context) error
 	if every > 0 {
 		owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
+		ttl := e.a.cfg.Archive.Lease.D()
+		if ttl <= 0 {
+			ttl = every + time.Minute
+		}
+		holder := &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl, Now: e.a.now}
 		loops = append(loops, func(ctx context.Context) error {
 			return tick(ctx, every, func(ctx context.Context) {
-				// Several serve processes may share a server store: the
-				// lease makes one of them run each pass.
-				ttl := e.a.cfg.Archive.Lease.D()
-				if ttl <= 0 {
-					ttl = every + time.Minute
-				}
-				ok, err := e.store.AcquireLease(ctx, "archiver", owner, ttl, e.a.now())
-				if err != nil || !ok {
-					return
-				}
-				defer e.store.ReleaseLease(context.WithoutCancel(ctx), "archiver", owner)
-				rep, err := srv.Archiver.Run(ctx, crawlkeeper.ArchiveOptions{})
-				if err != nil {
-					logger.Error("archive pass failed", "err", err)
-					return
-				}
-				srv.Metrics.ObserveArchive(rep, e.a.now())
-				logger.Info("archive pass", "archived", rep.Archived, "scanned", rep.Scanned, "seconds", rep.DurationS)
+				archiveTick(ctx, holder, srv.Archiver, srv.Metrics, logger, e.a.now)
 			})
 		})
 	}
 	loops = append(loops, func(ctx context.Context) error {
 		return tick(ctx, 15*time.Second, func(ctx context.Context) {
-			if err := srv.Metrics.RefreshStore(ctx, e.store); err != nil {
+			if err := srv.Metrics.RefreshStore(ctx, e.store); err != nil && ctx.Err() == nil {
 				logger.Warn("refresh metrics", "err", err)
+				srv.Metrics.Error("metrics")
 			}
 		})
 	})
