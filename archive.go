@@ -57,10 +57,22 @@ type DueQuery struct {
 	// out. Both empty selects every source.
 	Sources []string
 	Exclude []string
+	// Except leaves out records that these rules make due too. A dry run
+	// walks the rules one after another and counts each record under the
+	// first rule that selects it without remembering what it saw: each
+	// rule's selection excepts the rules walked before it.
+	Except []DueCondition
 	// After continues a previous page: the rule column's value and the id
 	// of its last record.
 	After *DueCursor
 	Limit int
+}
+
+// DueCondition is one rule and its cutoff: the records whose rule column
+// is at or before the cutoff.
+type DueCondition struct {
+	Rule   DueRule
+	Cutoff time.Time
 }
 
 // DueCursor is the position of a SelectDue page.

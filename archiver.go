@@ -53,7 +53,9 @@ type ArchiveOptions struct {
 // ArchiveReport is what an archive pass did (or, for a dry run, would do).
 type ArchiveReport struct {
 	DryRun bool `json:"dry_run"`
-	// Scanned counts the distinct records the rules' indexes selected.
+	// Scanned counts the records the rules' indexes selected. A record
+	// that a crawl changed after one rule selected it (Skipped) and that a
+	// later rule selects again counts twice.
 	Scanned  int                   `json:"scanned"`
 	Archived int                   `json:"archived"`
 	ByReason map[ArchiveReason]int `json:"by_reason"`
@@ -72,6 +74,9 @@ type ArchiveReport struct {
 	Samples    []ArchiveSample `json:"samples,omitempty"`
 	Source     string          `json:"source,omitempty"`
 	Manual     bool            `json:"manual,omitempty"`
+	// NotActive lists ids a manual archive was given that are not active
+	// records (unknown ids, or records archived already).
+	NotActive []int64 `json:"not_active,omitempty"`
 }
 
 // ArchiveSample is one record a dry run would move.
@@ -141,7 +146,6 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 		samples = 20
 	}
 	batch := a.batch(opts)
-	seen := map[int64]bool{}
 	var moves []Move
 	flush := func() error {
 		if len(moves) == 0 {
@@ -177,10 +181,21 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 		return nil
 	}
 	for _, g := range groups {
+		var walked []DueCondition
 		for _, rule := range g.rules(now) {
 			// Selection pages are larger than move batches: a page is one
 			// cheap index range, a batch one transaction.
 			q := DueQuery{Rule: rule.rule, Cutoff: rule.cutoff, Sources: g.sources, Exclude: g.exclude, Limit: max(batch, 10000)}
+			// Rules are walked event, stale, age, and a record due by
+			// several counts under the first, the most specific reason.
+			// A pass needs no memory of what it saw for that: a record
+			// moved under one rule is no longer active when the next
+			// rule selects. A dry run moves nothing, so each of its
+			// selections leaves out the rules walked before.
+			if opts.DryRun {
+				q.Except = walked
+			}
+			walked = append(walked, DueCondition{Rule: rule.rule, Cutoff: rule.cutoff})
 			for {
 				page, err := a.Store.SelectDue(ctx, q)
 				if err != nil {
@@ -188,13 +203,6 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 				}
 				for i := range page {
 					d := &page[i]
-					// Rules are walked event, stale, age: a record due by
-					// several is counted under the first, the most
-					// specific reason.
-					if seen[d.ID] {
-						continue
-					}
-					seen[d.ID] = true
 					rep.Scanned++
 					reason := rule.reason()
 					if opts.DryRun && len(rep.Samples) < samples {
@@ -211,6 +219,11 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 					break
 				}
 				q.After = page[len(page)-1].Cursor()
+			}
+			// The rule's last moves go before the next rule selects, so
+			// that it finds them archived.
+			if err := flush(); err != nil {
+				return rep, err
 			}
 		}
 	}
@@ -427,31 +440,35 @@ func (a *Archiver) reread(dates DateParser, r *Record, now time.Time) (EventUpda
 }
 
 // ArchiveManual archives the given active records with reason manual,
-// regardless of the rules.
+// regardless of the rules. Ids that are not active (unknown, or archived
+// already) are listed in the report's NotActive.
 func (a *Archiver) ArchiveManual(ctx context.Context, ids []int64) (*ArchiveReport, error) {
 	start := time.Now()
 	now := a.now()
 	rep := newArchiveReport(false, now)
 	rep.Manual = true
-	recs, err := a.Store.GetMany(ctx, ids)
-	if err != nil {
-		return rep, err
-	}
-	rep.Scanned = len(recs)
-	var moves []Move
-	for _, r := range recs {
-		moves = append(moves, Move{ID: r.ID, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: ReasonManual})
-	}
-	for len(moves) > 0 {
-		n := min(len(moves), a.batch(ArchiveOptions{}))
-		moved, err := a.Store.Archive(ctx, moves[:n], now)
+	batch := a.batch(ArchiveOptions{})
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), batch)]
+		ids = ids[len(chunk):]
+		recs, err := a.Store.GetMany(ctx, chunk)
 		if err != nil {
 			return rep, err
 		}
-		rep.Archived += len(moved)
-		rep.ByReason[ReasonManual] += len(moved)
-		rep.Skipped += n - len(moved)
-		moves = moves[n:]
+		found := make(map[int64]bool, len(recs))
+		moves := make([]Move, 0, len(recs))
+		for _, r := range recs {
+			found[r.ID] = true
+			moves = append(moves, Move{ID: r.ID, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: ReasonManual})
+		}
+		for _, id := range chunk {
+			if !found[id] {
+				rep.NotActive = append(rep.NotActive, id)
+			}
+		}
+		if err := a.moveManual(ctx, moves, now, rep); err != nil {
+			return rep, err
+		}
 	}
 	rep.DurationS = time.Since(start).Seconds()
 	if err := a.journal(ctx, rep); err != nil {
@@ -460,27 +477,61 @@ func (a *Archiver) ArchiveManual(ctx context.Context, ids []int64) (*ArchiveRepo
 	return rep, nil
 }
 
-// SelectOlderThan returns the ids of active records of source first seen
-// more than age ago, for manual archiving.
-func (a *Archiver) SelectOlderThan(ctx context.Context, source string, age time.Duration) ([]int64, error) {
-	q := DueQuery{Rule: DueByAge, Cutoff: a.now().Add(-age), Limit: 1000}
+// ArchiveOlderThan archives, with reason manual, the active records of
+// source first seen more than age ago. It walks the crawled_at index one
+// page at a time and moves each page as it goes, so its memory does not
+// grow with the number of records.
+func (a *Archiver) ArchiveOlderThan(ctx context.Context, source string, age time.Duration) (*ArchiveReport, error) {
+	start := time.Now()
+	now := a.now()
+	rep := newArchiveReport(false, now)
+	rep.Manual, rep.Source = true, source
+	q := DueQuery{Rule: DueByAge, Cutoff: now.Add(-age), Limit: a.batch(ArchiveOptions{})}
 	if source != "" {
 		q.Sources = []string{source}
 	}
-	var ids []int64
 	for {
 		page, err := a.Store.SelectDue(ctx, q)
 		if err != nil {
-			return nil, err
+			return rep, err
 		}
-		for _, d := range page {
-			ids = append(ids, d.ID)
+		moves := make([]Move, len(page))
+		for i, d := range page {
+			moves[i] = Move{ID: d.ID, Version: d.Version, LastUpdatedAt: d.LastUpdatedAt, Reason: ReasonManual}
+		}
+		if err := a.moveManual(ctx, moves, now, rep); err != nil {
+			return rep, err
 		}
 		if len(page) < q.Limit {
-			return ids, nil
+			break
 		}
+		// Moving records does not disturb the pagination (SelectDue).
 		q.After = page[len(page)-1].Cursor()
 	}
+	rep.DurationS = time.Since(start).Seconds()
+	if err := a.journal(ctx, rep); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// moveManual moves one batch of manual moves and counts it in rep.
+func (a *Archiver) moveManual(ctx context.Context, moves []Move, now time.Time, rep *ArchiveReport) error {
+	rep.Scanned += len(moves)
+	if len(moves) == 0 {
+		return nil
+	}
+	moved, err := a.Store.Archive(ctx, moves, now)
+	if err != nil {
+		return err
+	}
+	rep.Archived += len(moved)
+	rep.ByReason[ReasonManual] += len(moved)
+	rep.Skipped += len(moves) - len(moved)
+	if a.Progress != nil {
+		a.Progress(rep.Scanned, rep.Archived)
+	}
+	return nil
 }
 
 // RestoreReport says what a restore did.

@@ -94,6 +94,16 @@ func (h *harness) count(archived bool) int {
 	return len(p.Records)
 }
 
+// list returns the active or archived records in id order.
+func (h *harness) list(archived bool) []*crawlkeeper.Record {
+	h.t.Helper()
+	p, err := h.store.List(context.Background(), crawlkeeper.RecordQuery{Archived: archived, Order: crawlkeeper.OrderID, Limit: 10000})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p.Records
+}
+
 func TestArchivePassByReasonAndSource(t *testing.T) {
 	h := newHarness(t, `
 defaults:
@@ -368,13 +378,18 @@ func TestManualArchiveAndRestore(t *testing.T) {
 		t.Fatal(sum)
 	}
 	arch := h.archiver()
-	ids, err := arch.SelectOlderThan(context.Background(), "", 0)
-	if err != nil || len(ids) != 2 {
-		t.Fatalf("older than 0: %v %v", ids, err)
+	var ids []int64
+	for _, r := range h.list(false) {
+		ids = append(ids, r.ID)
 	}
-	rep, err := arch.ArchiveManual(context.Background(), ids)
-	if err != nil || rep.Archived != 2 || rep.ByReason[crawlkeeper.ReasonManual] != 2 {
-		t.Fatalf("manual = %+v %v", rep, err)
+	rep, err := arch.ArchiveManual(context.Background(), []int64{ids[1], 99})
+	if err != nil || rep.Archived != 1 || fmt.Sprint(rep.NotActive) != "[99]" {
+		t.Fatalf("manual by id = %+v %v, want one archived and 99 reported as not active", rep, err)
+	}
+	h.set(t0.Add(time.Hour))
+	rep, err = arch.ArchiveOlderThan(context.Background(), "", 30*time.Minute)
+	if err != nil || rep.Archived != 1 || rep.ByReason[crawlkeeper.ReasonManual] != 1 {
+		t.Fatalf("manual older than = %+v %v", rep, err)
 	}
 	h.set(t0.Add(5 * 24 * time.Hour))
 	res, err := arch.Restore(context.Background(), []int64{ids[0], ids[1], 99})

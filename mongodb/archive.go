@@ -40,6 +40,18 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 	if len(q.Exclude) > 0 {
 		filter = append(filter, bson.E{Key: "source", Value: bson.D{{Key: "$nin", Value: q.Exclude}}})
 	}
+	if len(q.Except) > 0 {
+		// $nor: due by none of them (a missing or null event_at is not due).
+		var due bson.A
+		for _, c := range q.Except {
+			ecol, err := sqlstore.DueColumn(c.Rule)
+			if err != nil {
+				return nil, err
+			}
+			due = append(due, bson.D{{Key: ecol, Value: bson.D{{Key: "$lte", Value: c.Cutoff.UnixMicro()}, {Key: "$type", Value: "long"}}}})
+		}
+		filter = append(filter, bson.E{Key: "$nor", Value: due})
+	}
 	cur, err := s.active.Find(ctx, filter, options.Find().
 		SetSort(bson.D{{Key: col, Value: 1}, {Key: "_id", Value: 1}}).SetLimit(int64(limit)).
 		SetProjection(bson.D{{Key: "_id", Value: 1}, {Key: "version", Value: 1}, {Key: "last_updated_at", Value: 1}, {Key: col, Value: 1}}))

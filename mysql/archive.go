@@ -43,6 +43,13 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 		where = append(where, "source NOT IN ("+list(len(q.Exclude))+")")
 		args = append(args, strs(q.Exclude)...)
 	}
+	if len(q.Except) > 0 {
+		clause, err := sqlstore.ExceptClause(q.Except, func(v any) string { args = append(args, v); return "?" })
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, clause)
+	}
 	args = append(args, limit)
 	query := "SELECT id, version, last_updated_at, " + col + " FROM active FORCE INDEX (active_" + col + `)
 		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ?`

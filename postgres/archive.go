@@ -40,6 +40,13 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 	if len(q.Exclude) > 0 {
 		where = append(where, "NOT (source = ANY("+arg(encAll(q.Exclude))+"))")
 	}
+	if len(q.Except) > 0 {
+		clause, err := sqlstore.ExceptClause(q.Except, arg)
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, clause)
+	}
 	query := `SELECT id, version, last_updated_at, ` + col + ` FROM active WHERE ` +
 		strings.Join(where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ` + arg(limit)
 	rows, err := s.pool.Query(ctx, query, args...)

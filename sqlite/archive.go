@@ -46,6 +46,13 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 			args = append(args, src)
 		}
 	}
+	if len(q.Except) > 0 {
+		clause, err := sqlstore.ExceptClause(q.Except, func(v any) string { args = append(args, v); return "?" })
+		if err != nil {
+			return nil, err
+		}
+		where = append(where, clause)
+	}
 	args = append(args, limit)
 	// The page comes back as one text value: with the pure-Go driver each
 	// row and column returned costs more than SQLite's own work per index

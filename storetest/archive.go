@@ -80,6 +80,19 @@ func testArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
 		if fmt.Sprint(got) != fmt.Sprint([]int64{ids[3], ids[8]}) {
 			t.Fatalf("event selection = %v, want the two records with deadlines", got)
 		}
+		// Except: records 3 (deadline day 4) and 8 (day 9) are due by the
+		// event rule at day 20, so an age selection that excepts it
+		// leaves them out; records without a deadline are never event-due.
+		got = sel(crawlkeeper.DueQuery{Rule: crawlkeeper.DueByAge, Cutoff: T0.Add(9 * day), Limit: 3,
+			Except: []crawlkeeper.DueCondition{{Rule: crawlkeeper.DueByEvent, Cutoff: T0.Add(20 * day)}}})
+		if want := []int64{ids[0], ids[1], ids[2], ids[4], ids[5], ids[6], ids[7], ids[9]}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("age selection except event-due = %v, want %v", got, want)
+		}
+		got = sel(crawlkeeper.DueQuery{Rule: crawlkeeper.DueByAge, Cutoff: T0.Add(9 * day), Limit: 10,
+			Except: []crawlkeeper.DueCondition{{Rule: crawlkeeper.DueByEvent, Cutoff: T0.Add(6 * day)}, {Rule: crawlkeeper.DueByStale, Cutoff: T0.Add(1 * day)}}})
+		if want := []int64{ids[2], ids[4], ids[5], ids[6], ids[7], ids[8], ids[9]}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("age selection except event-due by day 6 and stale by day 1 = %v, want %v", got, want)
+		}
 		if _, err := e.Store.SelectDue(ctx, crawlkeeper.DueQuery{Rule: "nonsense", Cutoff: T0}); crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
 			t.Fatalf("unknown rule: %v", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -77,15 +78,14 @@ func runArchive(ctx context.Context, a *app, args []string) (err error) {
 		case len(ids) == 0 && (*olderThan == "" || *source == ""):
 			return usagef("--manual needs --id N... or --source S --older-than DURATION")
 		case len(ids) == 0:
-			d, err := crawlkeeper.ParseDuration(*olderThan)
-			if err != nil || d == 0 {
+			d, perr := crawlkeeper.ParseDuration(*olderThan)
+			if perr != nil || d == 0 {
 				return usagef("--older-than %q: use a duration such as 90d or 36h", *olderThan)
 			}
-			if ids, err = arch.SelectOlderThan(ctx, *source, d.D()); err != nil {
-				return err
-			}
+			rep, err = arch.ArchiveOlderThan(ctx, *source, d.D())
+		default:
+			rep, err = arch.ArchiveManual(ctx, ids)
 		}
-		rep, err = arch.ArchiveManual(ctx, ids)
 	} else {
 		rep, err = arch.Run(ctx, crawlkeeper.ArchiveOptions{DryRun: *dry, Force: *force, Source: *source, Batch: *batch, Samples: *samples})
 	}
@@ -120,6 +120,9 @@ func runArchive(ctx context.Context, a *app, args []string) (err error) {
 	fmt.Fprintf(a.stdout, " in %.2fs\n", rep.DurationS)
 	if rep.Skipped > 0 {
 		fmt.Fprintf(a.stdout, "%d records changed during the pass and were left for the next one\n", rep.Skipped)
+	}
+	if n := len(rep.NotActive); n > 0 {
+		fmt.Fprintf(a.stdout, "%s not active (unknown, or archived already): %s\n", plural(n, "id"), joinIDs(rep.NotActive, 20))
 	}
 	if rep.Reparsed > 0 {
 		fmt.Fprintf(a.stdout, "re-read event fields of %d records, %d changed\n", rep.Reparsed, rep.ReparseChanged)
@@ -270,4 +273,20 @@ func splitComma(s string) []string {
 		}
 	}
 	return out
+}
+
+// joinIDs lists up to max ids, then how many more there are.
+func joinIDs(ids []int64, max int) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more", len(ids)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	return b.String()
 }

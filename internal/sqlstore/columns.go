@@ -168,6 +168,21 @@ func DueColumn(rule crawlkeeper.DueRule) (string, error) {
 	return "", crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown archive rule %q", rule)
 }
 
+// ExceptClause returns the SQL condition that leaves out the records due
+// by any of except (DueQuery.Except), with arg turning a value into the
+// engine's placeholder. event_at may be NULL, which is never due.
+func ExceptClause(except []crawlkeeper.DueCondition, arg func(v any) string) (string, error) {
+	var parts []string
+	for _, c := range except {
+		col, err := DueColumn(c.Rule)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, "("+col+" IS NULL OR "+col+" > "+arg(c.Cutoff.UnixMicro())+")")
+	}
+	return strings.Join(parts, " AND "), nil
+}
+
 // HistoryCols are the history columns ScanHistory reads, in its order.
 const HistoryCols = `record_id, version, item, content_hash, valid_from, valid_to`
 
