@@ -80,6 +80,8 @@ sources:
 limits:
   max_item_bytes: 1048576
   batch: 1000
+store:
+  durability: full           # acknowledged writes survive a power loss; normal: a killed process only
 pipeline:
   period: 24h                # every active record is reprocessed at least this often
   readers: 2                 # parallel range readers of a rescan pass
