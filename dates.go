@@ -20,7 +20,13 @@ type DateOptions struct {
 	// Now resolves relative dates ("3 days ago").
 	Now time.Time
 	// RangeStart picks the start of a range ("May 15–17") instead of its end.
+	// A month alone ("March 2025") is a range of days.
 	RangeStart bool
+	// Upcoming reads text that names a day only loosely as the next such
+	// day rather than the last: a weekday alone ("Friday") and a duration
+	// without a direction ("3 days"). Deadlines and event dates are
+	// upcoming, publication dates are not. Defaults to false.
+	Upcoming bool
 }
 
 // ParsedDate is a date read from text.

@@ -175,6 +175,7 @@ func ReadEventFields(dates DateParser, pol *SourcePolicy, item map[string]any, n
 		d, err := dates.ParseDate(s, DateOptions{
 			Location: pol.Location, Order: pol.DateOrder, Locale: pol.Locale,
 			Languages: pol.Languages, Now: now, RangeStart: pol.TakesRangeStart(f),
+			Upcoming: true,
 		})
 		if err != nil {
 			errs = append(errs, s)

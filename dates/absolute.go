@@ -1,6 +1,11 @@
 package dates
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
 
 // fields are the parts of one date read from a segment of text, before
 // missing parts are filled in and the result is checked.
@@ -51,6 +56,14 @@ type segParser struct {
 	skipTo    int  // tokens up to this index were used by a word before them
 	eraBase   int
 	eraNumber bool // the era's year number has been read
+
+	wd         int  // the weekday named, 0 (Sunday) to 6
+	hasWD      bool // a weekday was named
+	wdShort    bool // ... with a word of one or two letters ("Mo", "Fr")
+	shortClock bool // the minutes or seconds were written with one digit ("4:8")
+	offsetRead bool // the zone came from a numeric offset
+	numMonth   bool // a numeric month and year without a day ("05/2024")
+	monthPlain bool // the month's name has no other role ("ago" is also "ago")
 }
 
 func (p *segParser) tok(i int) *token {
@@ -126,6 +139,16 @@ func (p *segParser) parse() bool {
 		case tSep:
 			if n, ok := p.offset(i); ok {
 				i = n
+				continue
+			}
+			// "GMT+0100 (GMT Daylight Time)", "+0800 (GMT+08:00)": after a
+			// zone, text in brackets describes it.
+			if (t.c == '(' || t.last == '(') && p.f.hasZone && p.f.hasTime {
+				j := i + 1
+				for j < len(p.ts) && !(p.ts[j].kind == tSep && (p.ts[j].c == ')' || p.ts[j].last == ')')) {
+					j++
+				}
+				i = j
 			}
 		case tNum:
 			n, ok := p.number(i, hasName)
@@ -148,10 +171,13 @@ func (p *segParser) parse() bool {
 }
 
 // offset reads a numeric zone offset at separator i ("+09:00", "-0500",
-// "GMT+2") and returns the index of its last token.
+// "GMT+2", "PST-0800", "CEST+0200") and returns the index of its last
+// token. After a zone name the offset is what the text means ("PST-0700"
+// is seven hours behind, whatever PST usually is); an offset repeated in
+// another form ("+0800 +08") is read once.
 func (p *segParser) offset(i int) (int, bool) {
 	t := &p.ts[i]
-	if (t.last != '+' && t.last != '-') || t.spA || p.f.hasZone && p.f.zone != time.UTC {
+	if (t.last != '+' && t.last != '-') || t.spA {
 		return 0, false
 	}
 	n := p.tok(i + 1)
@@ -159,17 +185,20 @@ func (p *segParser) offset(i int) (int, bool) {
 		return 0, false
 	}
 	prev := p.prevNonSep(i)
-	afterUTC := false
-	if w := p.wordAt(prev); w != nil && w.kind == kZone && zoneTable[w.val].off == 0 {
-		afterUTC = true
+	afterZone := false
+	if w := p.wordAt(prev); w != nil && w.kind == kZone {
+		afterZone = true
 	}
-	if !afterUTC && (!p.f.hasTime || prev != p.timeEnd) {
+	if p.f.hasZone && !afterZone && !p.offsetRead {
+		return 0, false
+	}
+	if !afterZone && (!p.f.hasTime || prev != p.timeEnd) {
 		return 0, false
 	}
 	// A bare "-hh:mm" right after "hh:mm" is the end of a range of times
-	// ("10:30-12:00") more often than a zone; after seconds, after UTC,
-	// after a space or with a plus sign it is a zone.
-	if t.last == '-' && !afterUTC && !t.spB && !p.seconds && n.nd != 4 {
+	// ("10:30-12:00") more often than a zone; after seconds, after a zone
+	// name, after a space or with a plus sign it is a zone.
+	if t.last == '-' && !afterZone && !t.spB && !p.seconds && n.nd != 4 {
 		return 0, false
 	}
 	var h, m int
@@ -182,7 +211,7 @@ func (p *segParser) offset(i int) (int, bool) {
 		if s, mn := p.tok(i+2), p.tok(i+3); s != nil && mn != nil && s.kind == tSep && s.c == ':' && !s.multi && !s.spB && mn.kind == tNum && mn.nd == 2 {
 			m = int(mn.v)
 			end = i + 3
-		} else if !afterUTC && t.last != '+' {
+		} else if !afterZone && t.last != '+' && !p.offsetRead {
 			return 0, false
 		}
 	default:
@@ -195,10 +224,21 @@ func (p *segParser) offset(i int) (int, bool) {
 	if t.last == '-' {
 		off = -off
 	}
-	p.f.hasZone = true
+	if p.offsetRead {
+		if _, have := p.zoneProbe().Zone(); have != off {
+			return 0, false
+		}
+		p.timeEnd = end
+		return end, true
+	}
+	p.f.hasZone, p.offsetRead = true, true
 	p.f.zone = fixedZone(off)
+	p.timeEnd = end
 	return end, true
 }
+
+// zoneProbe is an instant in the zone read so far, to ask its offset.
+func (p *segParser) zoneProbe() time.Time { return time.Unix(0, 0).In(p.f.zone) }
 
 // number reads the number at index i and whatever it forms with the tokens
 // after it. It returns the index of the last token used.
@@ -273,6 +313,14 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 
 	// hh:mm[:ss[.fff]]
 	if s, m := p.tok(i+1), p.tok(i+2); s != nil && m != nil && s.kind == tSep && s.c == ':' && !s.multi && m.kind == tNum {
+		// "06/May/2008:08:11:17": a year joined to the time by a colon, as
+		// web server logs write it.
+		if nd == 4 && hasName && !f.hasY {
+			if c := p.tok(i + 3); c != nil && c.kind == tSep && c.c == ':' {
+				f.y, f.yND, f.hasY = v, 4, true
+				return i + 1, true
+			}
+		}
 		return p.clock(i)
 	}
 
@@ -346,19 +394,22 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 func (p *segParser) clock(i int) (int, bool) {
 	f := &p.f
 	h, m := p.ts[i], p.ts[i+2]
-	if f.hasTime || h.nd > 2 || m.nd != 2 || h.v > 24 || m.v > 59 {
+	if f.hasTime || h.nd > 2 || m.nd > 2 || h.v > 24 || m.v > 59 {
 		return 0, false
 	}
 	f.hh, f.mm, f.hasTime = int(h.v), int(m.v), true
+	p.shortClock = m.nd == 1
 	end := i + 2
 	if s, sec := p.tok(i+3), p.tok(i+4); s != nil && sec != nil && s.kind == tSep && s.c == ':' && !s.multi && sec.kind == tNum {
-		if sec.nd != 2 || sec.v > 59 {
+		if sec.nd > 2 || sec.v > 59 {
 			return 0, false
 		}
 		f.ss = int(sec.v)
 		p.seconds = true
+		p.shortClock = p.shortClock || sec.nd == 1
 		end = i + 4
-		if s, fr := p.tok(i+5), p.tok(i+6); s != nil && fr != nil && s.kind == tSep && (s.c == '.' || s.c == ',') && !s.multi && !s.spB && !s.spA && fr.kind == tNum && fr.nd <= 9 {
+		// Milliseconds after a dot, a comma or, in some logs, a colon.
+		if s, fr := p.tok(i+5), p.tok(i+6); s != nil && fr != nil && s.kind == tSep && (s.c == '.' || s.c == ',' || s.c == ':' && fr.nd == 3) && !s.multi && !s.spB && !s.spA && fr.kind == tNum && fr.nd <= 9 {
 			ns := int(fr.v)
 			for d := int(fr.nd); d < 9; d++ {
 				ns *= 10
@@ -384,8 +435,22 @@ func (p *segParser) numericDate(idx []int) (int, bool) {
 	last := idx[len(idx)-1]
 	if len(idx) == 2 {
 		a, b := p.ts[idx[0]], p.ts[idx[1]]
+		sep := p.ts[idx[0]+1].c
+		// A month of a year: "2024-05" (ISO 8601), "05/2024", "05.2024".
+		switch {
+		case a.nd == 4 && b.nd == 2 && sep == '-':
+			f.y, f.m = int(a.v), int(b.v)
+		case a.nd == 2 && b.nd == 4 && (sep == '/' || sep == '.' || sep == '-'), a.nd == 1 && b.nd == 4 && sep == '/':
+			f.y, f.m = int(b.v), int(a.v)
+		}
+		if f.y != 0 {
+			if f.m < 1 || f.m > 12 {
+				return 0, false
+			}
+			f.yND, f.hasY, f.hasM, p.numMonth = 4, true, true, true
+			return last, true
+		}
 		if a.nd > 2 || b.nd > 2 {
-			// "2024-05" or "05/2024": a month, not a day.
 			return 0, false
 		}
 		f.pair, f.pa, f.pb = true, int(a.v), int(b.v)
@@ -494,6 +559,7 @@ func (p *segParser) word1(i int) bool {
 			return false
 		}
 		f.m, f.hasM, f.jalali, p.named = m, true, w.kind == kJalali, true
+		p.monthPlain = w.kind2 == kNone
 		return true
 	case w.kind == kOrdinal:
 		if prev := p.tok(i - 1); prev != nil && prev.kind == tNum && p.nLoose > 0 && p.loose[p.nLoose-1].v == int(prev.v) {
@@ -502,6 +568,14 @@ func (p *segParser) word1(i int) bool {
 		}
 		return w.kind2 == kFiller
 	case w.kind == kWeekday || w.kind2 == kWeekday:
+		v := w.valOf(kWeekday)
+		if p.hasWD && p.wd != v {
+			return false
+		}
+		word := p.buf[t.i:t.j]
+		r, _ := utf8.DecodeRune(word)
+		p.hasWD, p.wd = true, v
+		p.wdShort = isLatinLike(r) && utf8.RuneCount(word) < 3
 		return true
 	case w.kind == kAMPM:
 		f.ampm = int8(w.val)
@@ -632,6 +706,68 @@ func (p *segParser) applyAMPM() bool {
 		f.hh = 0
 	}
 	return true
+}
+
+// partial reads what the fields name when they are no complete day:
+// a month alone or with its year ("March", "February 2015", "2024-05"), a
+// weekday alone or with a time ("Friday", "Mon 19:43"), or a time alone
+// ("10:30", "3 pm"), which is today at that time.
+func (p *segParser) partial(op *opts) (crawlkeeper.ParsedDate, bool) {
+	f := &p.f
+	fail := crawlkeeper.ParsedDate{}
+	switch {
+	case f.pair || f.hasD || f.jalali:
+		return fail, false
+	case f.hasM:
+		if f.hasTime || p.hasWD || !p.named && !p.numMonth || p.named && !f.hasY && !p.monthPlain {
+			return fail, false
+		}
+		y := 0
+		if f.hasY {
+			y = f.y
+			if f.yND <= 2 {
+				y = widenYear(y)
+			}
+			if y < 1 || y > 9999 {
+				return fail, false
+			}
+		}
+		return monthReading(y, f.m, op), true
+	case f.hasY:
+		return fail, false
+	}
+	loc := op.loc
+	if f.hasZone {
+		loc = f.zone
+	}
+	var day time.Time
+	switch {
+	case p.hasWD:
+		if p.wdShort && !f.hasTime {
+			return fail, false
+		}
+		day = nearestWeekday(op, time.Weekday(p.wd))
+	case f.hasTime && (!p.shortClock || p.seconds || f.ampm >= 0):
+		// "16:9" and "2:1" are ratios and scores; "5:7:51 PM" is a time.
+		y, m, d := op.now.In(loc).Date()
+		day = time.Date(y, m, d, 0, 0, 0, 0, loc)
+	default:
+		return fail, false
+	}
+	if !f.hasTime {
+		return crawlkeeper.ParsedDate{Time: day, DateOnly: true}, true
+	}
+	y, m, d := day.Date()
+	return crawlkeeper.ParsedDate{Time: time.Date(y, m, d, f.hh, f.mm, f.ss, f.ns, loc)}, true
+}
+
+// widenYear reads a two-digit year as the standard library does: 69-99
+// are 1969-1999, 00-68 are 2000-2068.
+func widenYear(y int) int {
+	if y < 69 {
+		return y + 2000
+	}
+	return y + 1900
 }
 
 // resolvePair reads an unresolved numeric pair as month and day.

@@ -4,27 +4,18 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
-
-	"github.com/crawlkeeper/crawlkeeper"
 )
 
 // cacheKey is a string with the options that change how the fallback
-// reads it.
+// reads it. Options applied after reading (the range end, upcoming
+// weekdays, now) are not part of it: readings are remembered in a form
+// that takes them at resolve time.
 type cacheKey struct {
-	s     string
-	loc   string
-	hints string
-	order byte
-	start bool
-	year  int // the year of now, for results that took their year from it
-}
-
-// cacheEntry is a remembered fallback outcome.
-type cacheEntry struct {
-	d        crawlkeeper.ParsedDate
-	ok       bool
-	yearDep  bool // the result took its year from now: look it up again with the year
-	relative bool // the text is relative: it must be read again against now
+	s        string
+	loc      string
+	hints    string
+	order    byte
+	explicit bool // the order was given, not defaulted
 }
 
 // cache remembers fallback outcomes. Crawls deliver the same strings over
@@ -41,7 +32,7 @@ type cache struct {
 
 type cacheShard struct {
 	mu        sync.Mutex
-	cur, prev map[cacheKey]cacheEntry
+	cur, prev map[cacheKey]reading
 }
 
 func newCache(size int) *cache {
@@ -50,7 +41,7 @@ func newCache(size int) *cache {
 		c.limit = 1
 	}
 	for i := range c.shards {
-		c.shards[i].cur = make(map[cacheKey]cacheEntry)
+		c.shards[i].cur = make(map[cacheKey]reading)
 	}
 	return c
 }
@@ -59,7 +50,7 @@ func (c *cache) shard(k *cacheKey) *cacheShard {
 	return &c.shards[maphash.String(c.seed, k.s)%uint64(len(c.shards))]
 }
 
-func (c *cache) get(k cacheKey) (cacheEntry, bool) {
+func (c *cache) get(k cacheKey) (reading, bool) {
 	sh := c.shard(&k)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -70,10 +61,10 @@ func (c *cache) get(k cacheKey) (cacheEntry, bool) {
 		sh.putLocked(k, e, c.limit)
 		return e, true
 	}
-	return cacheEntry{}, false
+	return reading{}, false
 }
 
-func (c *cache) put(k cacheKey, e cacheEntry) {
+func (c *cache) put(k cacheKey, e reading) {
 	// The key must not pin the buffer the string was cut from.
 	k.s = strings.Clone(k.s)
 	sh := c.shard(&k)
@@ -82,9 +73,9 @@ func (c *cache) put(k cacheKey, e cacheEntry) {
 	sh.mu.Unlock()
 }
 
-func (sh *cacheShard) putLocked(k cacheKey, e cacheEntry, limit int) {
+func (sh *cacheShard) putLocked(k cacheKey, e reading, limit int) {
 	if len(sh.cur) >= limit {
-		sh.prev, sh.cur = sh.cur, make(map[cacheKey]cacheEntry, limit)
+		sh.prev, sh.cur = sh.cur, make(map[cacheKey]reading, limit)
 	}
 	sh.cur[k] = e
 }

@@ -23,6 +23,7 @@ type dateCase struct {
 	locale string
 	langs  []string
 	start  bool
+	up     bool   // DateOptions.Upcoming
 	now    string // overrides testNow
 }
 
@@ -34,6 +35,7 @@ func locale(l string) mod    { return func(c *dateCase) { c.locale = l } }
 func langs(l ...string) mod  { return func(c *dateCase) { c.langs = l } }
 func nowAt(n string) mod     { return func(c *dateCase) { c.now = n } }
 func rangeStart(c *dateCase) { c.start = true }
+func upcoming(c *dateCase)   { c.up = true }
 func apply(c dateCase, ms []mod) dateCase {
 	for _, m := range ms {
 		m(&c)
@@ -93,7 +95,6 @@ var machineCases = []dateCase{
 	at("1715769000", "2024-05-15T10:30:00Z"),
 	at("1715769000123", "2024-05-15T10:30:00.123Z"),
 	at("1715769000", "2024-05-15T19:30:00+09:00", inZone("Asia/Tokyo")),
-	at("0000000000", "1970-01-01T00:00:00Z"),
 	day("2024-W20-3", "2024-05-15"),
 	day("2024-W01-1", "2024-01-01"),
 	day("2021-W01-1", "2021-01-04"),
@@ -112,8 +113,24 @@ var machineCases = []dateCase{
 	bad("123456789"),
 	bad("12345678901"),
 	bad("2024"),
-	bad("2024-05"),
-	bad("05/2024"),
+	// A month alone is a range of days: its last day, or its first for
+	// the start of ranges.
+	day("2024-05", "2024-05-31"),
+	day("2024-05", "2024-05-01", rangeStart),
+	day("05/2024", "2024-05-31"),
+	day("05.2024", "2024-05-31"),
+	day("2/2024", "2024-02-29"),
+	bad("2024-13"),
+	bad("2024.05"),
+	dayAt("2020-07-20+0800", "2020-07-20T00:00:00+08:00"),
+	dayAt("2020-07-20+08:00", "2020-07-20T00:00:00+08:00"),
+	dayAt("2020-07-20Z", "2020-07-20T00:00:00Z", inZone("Asia/Tokyo")),
+	at("20140722105203", "2014-07-22T10:52:03Z"),
+	at("1384216367111222", "2013-11-12T00:32:47.111222Z"),
+	at("1384216367111222333", "2013-11-12T00:32:47.111222333Z"),
+	// Ten digits that are no plausible epoch second are a phone number.
+	bad("5551234567"),
+	bad("0171234567"),
 }
 
 var rfcCases = []dateCase{
@@ -197,13 +214,52 @@ var englishCases = []dateCase{
 	bad("February 29, 2023"),
 	bad("April 31, 2024"),
 	bad("May 32, 2024"),
-	bad("May 2024"),
-	bad("May"),
-	bad("Wednesday"),
+	day("May 2024", "2024-05-31"),
+	day("May 2024", "2024-05-01", rangeStart),
+	day("February 2015", "2015-02-28"),
+	day("Feb. 2016", "2016-02-29"),
+	day("May", "2024-05-31"),
+	day("March", "2024-03-01", rangeStart),
+	bad("ago"),
+	bad("Sept"),
+	// A weekday alone is the nearest such day, today included: the last
+	// one, or the next one for upcoming dates (deadlines).
+	day("Wednesday", "2024-05-22"),
+	day("Wednesday", "2024-05-22", upcoming),
+	day("Friday", "2024-05-17"),
+	day("Friday", "2024-05-24", upcoming),
+	day("Monday", "2024-05-20"),
+	at("Mon 19:43", "2024-05-20T19:43:00Z"),
+	at("Mon 19:43", "2024-05-27T19:43:00Z", upcoming),
+	bad("Mo"),
+	bad("Mon-Fri"),
+	bad("Monday Friday"),
+	// A time alone is today at that time.
+	at("10:30", "2024-05-22T10:30:00Z"),
+	at("3 pm", "2024-05-22T15:00:00Z"),
+	at("10:30 EST", "2024-05-22T10:30:00-05:00"),
+	bad("16:9"),
+	bad("2:1"),
 	bad("May 15, 2024 13:30 PM extra"),
 	bad("May 15, 2024 25:30"),
 	bad("pm"),
-	bad("10:30"),
+	at("5:7:51 PM", "2024-05-22T17:07:51Z"),
+	at("2014/04/02 4:8", "2014-04-02T04:08:00Z"),
+	at("May 8, 2009 5:57:51 PM", "2009-05-08T17:57:51Z"),
+	at("Tue, 11 Jul 2017 16:28:13 +0200 (CEST)", "2017-07-11T16:28:13+02:00"),
+	at("Fri Jul 03 2015 18:04:07 GMT+0100 (GMT Daylight Time)", "2015-07-03T18:04:07+01:00"),
+	at("Sun, 3 Jan 2021 00:12:23 +0800 (GMT+08:00)", "2021-01-03T00:12:23+08:00"),
+	at("Mon Aug 10 15:44:11 UTC+0100 2015", "2015-08-10T15:44:11+01:00"),
+	at("2014-04-26 17:24:37 PST-0700", "2014-04-26T17:24:37-07:00"),
+	at("May 15, 2024 at 10:09am PST-08", "2024-05-15T10:09:00-08:00"),
+	at("2014-04-26 13:13:43 +0800 +08", "2014-04-26T13:13:43+08:00"),
+	at("2015-02-08 03:02:00 +0300 +03 m=+0.000000001", "2015-02-08T03:02:00+03:00"),
+	at("06/May/2008:08:11:17 -0700", "2008-05-06T08:11:17-07:00"),
+	at("06/May/2008 08:11:17 -0700", "2008-05-06T08:11:17-07:00"),
+	at("2017-07-19 03:21:51:897 +0100", "2017-07-19T03:21:51.897+01:00"),
+	day("oct 7, '70", "1970-10-07"),
+	day("2013-Feb-03", "2013-02-03"),
+	bad("May 15, 2024 10:30 PST+0800 +0900"),
 }
 
 var numericCases = []dateCase{
@@ -560,9 +616,51 @@ var relativeCases = []dateCase{
 	day("دیروز", "2024-05-21"),
 	day("3 दिन पहले", "2024-05-19"),
 	day("आज", "2024-05-22"),
-	bad("ago"),
-	bad("3 days"),
 	bad("last"),
+	// Amounts without a direction lie in the past ("15 hrs" on a post), or
+	// in the future for upcoming dates (a deadline "3 days" away).
+	day("3 days", "2024-05-19"),
+	day("3 days", "2024-05-25", upcoming),
+	at("15 hrs", "2024-05-22T00:04:05Z"),
+	at("2 mins", "2024-05-22T15:02:05Z"),
+	at("3 sec", "2024-05-22T15:04:02Z"),
+	at("1.5 days", "2024-05-21T03:04:05Z"),
+	at("2.5 hours ago", "2024-05-22T12:34:05Z"),
+	at("in 0,5 hours", "2024-05-22T15:34:05Z"),
+	at("about an hour ago", "2024-05-22T14:04:05Z"),
+	at("nine hours ago", "2024-05-22T06:04:05Z"),
+	day("in three weeks", "2024-06-12"),
+	day("a decade ago", "2014-05-22"),
+	day("last decade", "2014-05-22"),
+	day("next decade", "2034-05-22"),
+	day("1 year, 2 months and 3 days ago", "2023-03-19"),
+	day("in 1 year 2 months", "2025-07-22"),
+	day("1 Jahr 2 Monate", "2023-03-22"),
+	day("vor 1 Jahr und 2 Monaten", "2023-03-22"),
+	day("hace 1 año y 2 meses", "2023-03-22"),
+	at("2 hours 30 minutes ago", "2024-05-22T12:34:05Z"),
+	at("1h30m ago", "2024-05-22T13:34:05Z"),
+	at("now - 2 hours", "2024-05-22T13:04:05Z"),
+	at("now+1h", "2024-05-22T16:04:05Z"),
+	at("yesterday +30m", "2024-05-21T15:34:05Z"),
+	day("today + 3 days", "2024-05-25"),
+	day("this week", "2024-05-22"),
+	day("this Friday", "2024-05-24"),
+	day("il y a un jour", "2024-05-21"),
+	day("hace una semana", "2024-05-15"),
+	day("dans 2 jours", "2024-05-24"),
+	day("5 yıl içinde", "2029-05-22"),
+	day("Aujourdʹhui", "2024-05-22"),
+	day("včera", "2024-05-21"),
+	day("вчора", "2024-05-21"),
+	day("hôm qua", "2024-05-21"),
+	day("เมื่อวาน", "2024-05-21"),
+	day("গতকাল", "2024-05-21"),
+	day("אתמול", "2024-05-21"),
+	day("Σήμερα", "2024-05-22"),
+	day("i går", "2024-05-21"),
+	bad("15日"),
+	bad("second"),
 	bad("yesterday tomorrow"),
 	bad("99999999 years ago"),
 }
@@ -649,7 +747,6 @@ var junkCases = []dateCase{
 	bad("-"),
 	bad("Open until filled"),
 	bad("see website"),
-	bad("Monday"),
 	bad("3rd"),
 	bad("Q3 2024"),
 	bad("Room 12"),
@@ -705,7 +802,7 @@ func (c dateCase) options(tb testing.TB) crawlkeeper.DateOptions {
 	}
 	return crawlkeeper.DateOptions{
 		Location: mustLoad(tb, c.loc), Order: c.order, Locale: c.locale, Languages: c.langs,
-		Now: mustTime(tb, now), RangeStart: c.start,
+		Now: mustTime(tb, now), RangeStart: c.start, Upcoming: c.up,
 	}
 }
 
@@ -721,6 +818,9 @@ func (c dateCase) name() string {
 	}
 	if c.start {
 		n += "/start"
+	}
+	if c.up {
+		n += "/upcoming"
 	}
 	return n
 }

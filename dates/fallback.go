@@ -1,6 +1,7 @@
 package dates
 
 import (
+	"runtime"
 	"strings"
 	"time"
 
@@ -10,138 +11,261 @@ import (
 )
 
 // fallback reads, through github.com/markusmobius/go-dateparser, the
-// languages and forms the hand-written parser does not know. The library
-// costs about two milliseconds a call and serialises calls, so it runs only
-// for text the hand-written parser cannot read, with its answers cached.
-// Absolute and relative readings use separate library parsers so that the
-// caller knows whether an answer depends on the current time.
+// languages and forms the hand-written parser does not know. A library
+// Parser serialises its own calls and each costs a fraction of a
+// millisecond to tens of milliseconds, so the fallback keeps a pool of
+// them (one per core) and runs only for text the hand-written parser
+// could not read, with its answers remembered (see cache.go) in a form
+// that does not depend on now (see reading.go).
 type fallback struct {
-	abs, rel *dps.Parser
+	pool chan *dps.Parser
 }
 
 func newFallback() *fallback {
-	return &fallback{
-		abs: &dps.Parser{ParserTypes: []dps.ParserType{dps.AbsoluteTime}},
-		rel: &dps.Parser{ParserTypes: []dps.ParserType{dps.RelativeTime}},
+	n := runtime.GOMAXPROCS(0)
+	f := &fallback{pool: make(chan *dps.Parser, n)}
+	for range n {
+		f.pool <- &dps.Parser{}
 	}
+	return f
 }
 
 // viaFallback reads s with the library, through the cache.
 func (p *Parser) viaFallback(s string, lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 	hints := languageHints(op)
-	key := cacheKey{s: s, loc: op.loc.String(), hints: strings.Join(hints, ","), order: op.order, start: op.rangeStart}
-	if e, ok := p.cache.get(key); ok {
-		switch {
-		case e.relative:
-			return p.fallback.relative(s, lx, op, hints)
-		case !e.yearDep:
-			return e.d, e.ok
-		}
-		yk := key
-		yk.year = op.now.Year()
-		if e, ok := p.cache.get(yk); ok {
-			return e.d, e.ok
-		}
+	key := cacheKey{s: s, loc: op.loc.String(), hints: strings.Join(hints, ","), order: op.order, explicit: op.orderExplicit}
+	r, ok := p.cache.get(key)
+	if !ok {
+		r = p.fallback.read(s, lx, op, hints)
+		p.cache.put(key, r)
 	}
-	d, yearDep, ok := p.fallback.absolute(s, lx, op, hints)
-	if ok {
-		if yearDep {
-			p.cache.put(key, cacheEntry{yearDep: true})
-			key.year = op.now.Year()
-		}
-		p.cache.put(key, cacheEntry{d: d, ok: true})
-		return d, true
+	if r.kind == rLive {
+		r = p.fallback.read(s, lx, op, hints)
 	}
-	if d, ok := p.fallback.relative(s, lx, op, hints); ok {
-		p.cache.put(key, cacheEntry{relative: true})
-		return d, true
-	}
-	p.cache.put(key, cacheEntry{})
-	return crawlkeeper.ParsedDate{}, false
+	return r.resolve(op)
 }
 
-func (f *fallback) config(op *opts, hints []string) *dps.Configuration {
+// Three moments the library reads a string against. The text's reading
+// depends on now when the answers differ; a reading that depends on now
+// is remembered only when one shape (reading.go) reproduces all three, so
+// the second and third are chosen to tell the shapes apart: days from
+// weeks and months (months of unequal length), weekdays from day counts.
+var (
+	probe2 = 3*24*time.Hour + 7*time.Hour + 11*time.Minute
+	probe3 = -(61*24*time.Hour + 5*time.Hour + 23*time.Minute)
+)
+
+// read asks the library and turns a reading that passes the guard into a
+// reading that can be remembered.
+func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
+	hinted := len(hints) > 0
+	r1, ok := f.call(s, op, op.now, hints)
+	if !ok && hinted {
+		// Sites mix languages: an English "3 days ago" on a German page.
+		r1, ok = f.call(s, op, op.now, nil)
+		hinted = false
+	}
+	if !ok {
+		return reading{}
+	}
+	if !hinted && !strongWord(lx) {
+		return reading{}
+	}
+	var used []string
+	if hinted {
+		used = hints
+	}
+	n2 := op.now.Add(probe2)
+	r2, ok := f.call(s, op, n2, used)
+	if !ok {
+		return reading{}
+	}
+	if r2.Period == r1.Period && r2.Time.Equal(r1.Time) {
+		return f.absolute(lx, op, r1)
+	}
+	n3 := op.now.Add(probe3)
+	r3, ok := f.call(s, op, n3, used)
+	if !ok {
+		return reading{}
+	}
+	return relative(lx, op, [3]date.Date{r1, r2, r3}, [3]time.Time{op.now, n2, n3})
+}
+
+// call runs the library against now, turning its panics on odd input into
+// failures. Dates without a day of the month ("February 2015") take the
+// first day, so that their reading does not change with now.
+func (f *fallback) call(s string, op *opts, now time.Time, hints []string) (d date.Date, ok bool) {
 	var langs []string
 	for _, h := range hints {
 		if dps.IsKnownLocale(h) {
 			langs = append(langs, h)
 		}
 	}
-	order := dps.DMY
-	switch op.order {
-	case 'M':
-		order = dps.MDY
-	case 'Y':
-		order = dps.YMD
+	if len(hints) > 0 && len(langs) == 0 {
+		return date.Date{}, false
 	}
-	return &dps.Configuration{
-		Languages:          langs,
-		DateOrder:          order,
-		CurrentTime:        op.now,
-		DefaultTimezone:    op.loc,
-		ReturnTimeAsPeriod: true,
+	cfg := &dps.Configuration{
+		Languages:           langs,
+		CurrentTime:         now,
+		DefaultTimezone:     op.loc,
+		ReturnTimeAsPeriod:  true,
+		PreferredDayOfMonth: dps.First,
 	}
-}
-
-// call runs the library, turning its panics on odd input into failures.
-func call(p *dps.Parser, cfg *dps.Configuration, s string) (d date.Date, err error) {
+	if op.orderExplicit {
+		switch op.order {
+		case 'M':
+			cfg.DateOrder = dps.MDY
+		case 'Y':
+			cfg.DateOrder = dps.YMD
+		default:
+			cfg.DateOrder = dps.DMY
+		}
+	}
+	lib := <-f.pool
 	defer func() {
+		f.pool <- lib
 		if r := recover(); r != nil {
-			d, err = date.Date{}, errPanic
+			d, ok = date.Date{}, false
 		}
 	}()
-	return p.Parse(cfg, s)
+	d, err := lib.Parse(cfg, s)
+	if err != nil || d.IsZero() || d.Time.Year() < 1 || d.Time.Year() > 9999 {
+		return date.Date{}, false
+	}
+	return d, true
 }
 
-var errPanic = crawlkeeper.Errorf(crawlkeeper.EINTERNAL, "date library panicked")
-
-// absolute reads an absolute date. yearDep reports that the text had no
-// year and the library took it from now.
-func (f *fallback) absolute(s string, lx *lexer, op *opts, hints []string) (d crawlkeeper.ParsedDate, yearDep, ok bool) {
-	cfg := f.config(op, hints)
-	cfg.RequiredParts = []string{"day", "month"}
-	r, err := call(f.abs, cfg, s)
-	if err != nil || r.IsZero() || r.Period > date.Day {
-		return d, false, false
-	}
+// absolute checks a reading that does not depend on now and returns it as
+// a day, an instant or a month.
+func (f *fallback) absolute(lx *lexer, op *opts, r date.Date) reading {
 	t := r.Time
+	switch {
+	case r.Period == date.Month:
+		// A month, with or without its year: every number is the year.
+		for _, tk := range lx.toks {
+			if tk.kind == tNum && (tk.nd != 4 || int(tk.v) != t.Year()) {
+				return reading{}
+			}
+		}
+		y := t.Year()
+		if !writesYear(lx, y) {
+			y = 0
+		}
+		return reading{kind: rMonth, y: y, m: int(t.Month())}
+	case r.Period > date.Day:
+		return reading{} // a year alone is a number, not a date
+	}
 	buddhist := false
 	if strings.HasPrefix(r.Locale, "th") && t.Year() > 2400 && writesYear(lx, t.Year()) {
 		// Thai sites count years in the Buddhist era, 543 years ahead.
 		t, buddhist = t.AddDate(-543, 0, 0), true
 	}
 	if t.Year() < 1 || t.Year() > 9999 || !explains(lx, t) {
-		return d, false, false
+		return reading{}
 	}
-	yearDep = !buddhist && !writesYear(lx, t.Year())
-	if yearDep && t.Year() != op.now.In(t.Location()).Year() {
-		// A year from nowhere: neither written nor now's.
-		return d, false, false
+	yearWritten := buddhist || writesYear(lx, t.Year())
+	if !yearWritten && !monthWordPossible(lx) {
+		return reading{}
+	}
+	if !yearWritten {
+		if t.Year() != op.now.In(t.Location()).Year() {
+			// A year from nowhere: neither written nor now's.
+			return reading{}
+		}
+		rd := reading{kind: rYearless, m: int(t.Month()), day: t.Day()}
+		if r.Period.IsTime() {
+			rd.hasTime, rd.hh, rd.mm, rd.ss = true, t.Hour(), t.Minute(), t.Second()
+			rd.zone = t.Location()
+		}
+		return rd
 	}
 	if r.Period == date.Day {
-		y, m, dd := t.Date()
-		return crawlkeeper.ParsedDate{Time: time.Date(y, m, dd, 0, 0, 0, 0, t.Location()), DateOnly: true}, yearDep, true
+		y, m, d := t.Date()
+		return reading{kind: rFixed, d: crawlkeeper.ParsedDate{Time: time.Date(y, m, d, 0, 0, 0, 0, t.Location()), DateOnly: true}}
 	}
-	return crawlkeeper.ParsedDate{Time: t}, yearDep, true
+	return reading{kind: rFixed, d: crawlkeeper.ParsedDate{Time: t}}
 }
 
-// relative reads a relative date against now.
-func (f *fallback) relative(s string, lx *lexer, op *opts, hints []string) (crawlkeeper.ParsedDate, bool) {
+// relative finds the shape of a reading that depends on now, from the
+// library's answers rs against the moments ns. Amounts are small numbers;
+// text with numbers must move away from now.
+func relative(lx *lexer, op *opts, rs [3]date.Date, ns [3]time.Time) reading {
 	for _, t := range lx.toks {
-		// Amounts in relative dates are small numbers.
 		if t.kind == tNum && t.nd > 4 {
-			return crawlkeeper.ParsedDate{}, false
+			return reading{}
 		}
 	}
-	r, err := call(f.rel, f.config(op, hints), s)
-	if err != nil || r.IsZero() || r.Period > date.Day || r.Time.Year() < 1 || r.Time.Year() > 9999 {
-		return crawlkeeper.ParsedDate{}, false
+	if lx.hasDigit && rs[0].Time.Equal(ns[0]) {
+		return reading{} // "No. 7" read as "now": the number is left over
 	}
-	if r.Period == date.Day {
-		y, m, d := r.Time.In(op.loc).Date()
-		return crawlkeeper.ParsedDate{Time: time.Date(y, m, d, 0, 0, 0, 0, op.loc), DateOnly: true}, true
+	for _, c := range candidates(op, rs[0], ns[0]) {
+		if matches(&c, op, rs, ns) {
+			return c
+		}
 	}
-	return crawlkeeper.ParsedDate{Time: r.Time}, true
+	return reading{kind: rLive}
+}
+
+// candidates lists the shapes that reproduce r read against now.
+func candidates(op *opts, r date.Date, now time.Time) []reading {
+	loc := op.loc
+	rt := r.Time.In(loc)
+	nt := now.In(loc)
+	days := dayNumber(rt) - dayNumber(nt)
+	var cs []reading
+	if r.Period.IsTime() {
+		cs = append(cs, reading{kind: rDur, dur: r.Time.Sub(now)})
+		clock := reading{hasTime: true, hh: rt.Hour(), mm: rt.Minute(), ss: rt.Second()}
+		c := clock
+		c.kind, c.n = rDays, days
+		cs = append(cs, c)
+		c = clock
+		c.kind, c.wd = rWeekday, rt.Weekday()
+		cs = append(cs, c)
+		return cs
+	}
+	months := (rt.Year()-nt.Year())*12 + int(rt.Month()) - int(nt.Month())
+	if months != 0 {
+		cs = append(cs, reading{kind: rMonths, n: months})
+	}
+	cs = append(cs, reading{kind: rDays, n: days})
+	if days >= -6 && days <= 0 {
+		cs = append(cs, reading{kind: rWeekday, wd: rt.Weekday()})
+	}
+	return cs
+}
+
+// matches reports whether c, resolved against each moment, gives the
+// library's answer: the same instant for times, the same day otherwise.
+// Weekdays are checked as the library reads them, in the past.
+func matches(c *reading, op *opts, rs [3]date.Date, ns [3]time.Time) bool {
+	for i := range rs {
+		o := *op
+		o.now = ns[i].In(op.loc)
+		o.upcoming = false
+		got, ok := c.resolve(&o)
+		if !ok {
+			return false
+		}
+		if rs[i].Period.IsTime() {
+			if !got.Time.Equal(rs[i].Time) {
+				return false
+			}
+			continue
+		}
+		gy, gm, gd := got.Time.In(op.loc).Date()
+		wy, wm, wd := rs[i].Time.In(op.loc).Date()
+		if gy != wy || gm != wm || gd != wd {
+			return false
+		}
+	}
+	return true
+}
+
+// dayNumber counts days from a fixed origin to t's date.
+func dayNumber(t time.Time) int {
+	y, m, d := t.Date()
+	return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
 }
 
 // explains reports whether every number written in the text is a part of

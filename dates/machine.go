@@ -30,6 +30,14 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 		if n == 10 {
 			return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, 0, 0, 0, 0, loc), DateOnly: true}, true
 		}
+		if c := s[10]; c == '+' || c == '-' || c == 'Z' {
+			// A date with a zone and no time, as XML Schema writes it
+			// ("2020-07-20+08:00"): midnight there.
+			if z, ok := offsetAt(s, 10); ok {
+				return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, 0, 0, 0, 0, z), DateOnly: true}, true
+			}
+			return crawlkeeper.ParsedDate{}, false
+		}
 		if c := s[10]; c != 'T' && c != 't' && c != ' ' {
 			return crawlkeeper.ParsedDate{}, false
 		}
@@ -41,11 +49,37 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 	}
 	m, ok1 := d2(s, 4)
 	d, ok2 := d2(s, 6)
-	if n == 10 || n == 13 {
-		if v, ok := digits(s, 0, n); ok {
-			return crawlkeeper.ParsedDate{Time: crawlkeeper.EpochTime(int64(v)).In(loc)}, true
+	allDigits := false
+	if n == 10 || n == 13 || n == 14 || n == 16 || n == 19 {
+		_, allDigits = digits(s, 0, n)
+	}
+	if allDigits && n != 14 {
+		// Unix time in seconds, milliseconds, microseconds or nanoseconds.
+		// Only instants from September 2001 to May 2033 are read: ten
+		// digits outside that are phone numbers far more often than dates.
+		if v, _ := digits(s, 0, n); s[0] == '1' {
+			t := time.Unix(int64(v), 0)
+			switch n {
+			case 13:
+				t = time.UnixMilli(int64(v))
+			case 16:
+				t = time.UnixMicro(int64(v))
+			case 19:
+				t = time.Unix(0, int64(v))
+			}
+			return crawlkeeper.ParsedDate{Time: t.In(loc)}, true
 		}
 		return crawlkeeper.ParsedDate{}, false
+	}
+	if allDigits && n == 14 {
+		// yyyymmddhhmmss, as logs and file names write it.
+		hh, ok3 := d2(s, 8)
+		mi, ok4 := d2(s, 10)
+		ss, ok5 := d2(s, 12)
+		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || y < 1 || hh > 23 || mi > 59 || ss > 59 {
+			return crawlkeeper.ParsedDate{}, false
+		}
+		return crawlkeeper.ParsedDate{Time: time.Date(y, time.Month(m), d, hh, mi, ss, 0, loc)}, true
 	}
 	if !ok1 || !ok2 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) || y < 1 {
 		return crawlkeeper.ParsedDate{}, false
@@ -57,6 +91,37 @@ func parseMachine(s string, loc *time.Location) (crawlkeeper.ParsedDate, bool) {
 		return crawlkeeper.ParsedDate{}, false
 	}
 	return machineTime(s, 9, false, y, m, d, loc)
+}
+
+// offsetAt reads a zone at s[i:] to the end: "Z", "+hh", "+hhmm" or
+// "+hh:mm".
+func offsetAt(s string, i int) (*time.Location, bool) {
+	n := len(s)
+	if s[i] == 'Z' {
+		return time.UTC, i+1 == n
+	}
+	oh, ok := d2(s, i+1)
+	if !ok {
+		return nil, false
+	}
+	om := 0
+	switch {
+	case i+3 == n:
+	case i+6 == n && s[i+3] == ':':
+		om, ok = d2(s, i+4)
+	case i+5 == n:
+		om, ok = d2(s, i+3)
+	default:
+		return nil, false
+	}
+	if !ok || oh > 14 || om > 59 {
+		return nil, false
+	}
+	off := (oh*60 + om) * 60
+	if s[i] == '-' {
+		off = -off
+	}
+	return fixedZone(off), true
 }
 
 // weekDate reads an ISO 8601 week date, "2024-W20-3", optionally with a

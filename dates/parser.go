@@ -48,12 +48,14 @@ func NewWithOptions(o Options) *Parser {
 
 // opts are the options of one call, resolved.
 type opts struct {
-	loc        *time.Location
-	order      byte // 'D', 'M' or 'Y'
-	now        time.Time
-	rangeStart bool
-	locale     string   // language hint for the fallback
-	langs      []string // language hints for the fallback
+	loc           *time.Location
+	order         byte // 'D', 'M' or 'Y'
+	orderExplicit bool // the order came from the options, not the default
+	now           time.Time
+	rangeStart    bool
+	upcoming      bool
+	locale        string   // language hint for the fallback
+	langs         []string // language hints for the fallback
 }
 
 // lexers recycles lexers: their buffers are too large to allocate per
@@ -86,7 +88,7 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 	if s == "" || len(s) > maxInput {
 		return crawlkeeper.ParsedDate{}, notADate(orig)
 	}
-	order, ok := resolveOrder(o.Order, o.Locale)
+	order, explicit, ok := resolveOrder(o.Order, o.Locale)
 	if !ok {
 		return crawlkeeper.ParsedDate{}, crawlkeeper.Errorf(crawlkeeper.EINVALID, "cannot read %s as a date: unknown date order %q, use DMY, MDY or YMD", quote(orig), o.Order)
 	}
@@ -94,30 +96,65 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 	if now.IsZero() {
 		now = time.Now()
 	}
-	op := opts{loc: loc, order: order, now: now.In(loc), rangeStart: o.RangeStart, locale: o.Locale, langs: o.Languages}
+	op := opts{loc: loc, order: order, orderExplicit: explicit, now: now.In(loc), rangeStart: o.RangeStart, upcoming: o.Upcoming,
+		locale: o.Locale, langs: o.Languages}
+	// Go's time.Time.String ends with the monotonic clock reading.
+	if i := strings.Index(s, " m=+"); i > 0 {
+		s = s[:i]
+	} else if i := strings.Index(s, " m=-"); i > 0 {
+		s = s[:i]
+	}
 	lx := lexers.Get().(*lexer)
 	defer lexers.Put(lx)
 	if !lx.lex(s) {
 		return crawlkeeper.ParsedDate{}, notADate(orig)
 	}
-	if lx.relative {
-		if d, ok := readRelative(lx, &op); ok {
-			return d, nil
-		}
-	}
-	if d, ok := readAbsolute(lx, &op); ok {
+	if d, ok := readTokens(lx, &op); ok {
 		return d, nil
 	}
-	// The fallback library only sees text with a digit and a word the
-	// tables do not know. Text whose every word is known has been read as
-	// far as it can be, and text without a digit is too easily matched by
-	// the library's fuzzy word lists ("N/A" reads as a date in Estonian).
-	if p.fallback != nil && lx.unknown && lx.hasDigit {
+	// A second pass of our own: a label before a colon ("Deadline:",
+	// "Date de clôture :") names the field, not the date.
+	if rest, ok := afterLabel(s); ok && lx.lex(rest) {
+		if d, ok := readTokens(lx, &op); ok {
+			return d, nil
+		}
+		s = rest
+	}
+	// Text with a word the tables do not know goes to the library, behind
+	// the guard (guard.go). Text whose every word the tables know has been
+	// read as far as it can be: the library adds languages and words, not
+	// looser rules ("2024年13月1日" is no 13 January, "ago" alone no date).
+	if p.fallback != nil && lx.unknown && worthAsking(s, lx) {
 		if d, ok := p.viaFallback(s, lx, &op); ok {
 			return d, nil
 		}
 	}
 	return crawlkeeper.ParsedDate{}, notADate(orig)
+}
+
+// readTokens reads lexed text with the hand-written rules.
+func readTokens(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
+	if lx.relative {
+		if d, ok := readRelative(lx, op); ok {
+			return d, true
+		}
+	}
+	return readAbsolute(lx, op)
+}
+
+// afterLabel returns the text after a leading label: up to four words
+// without digits, ended by a colon and a space ("Deadline: 15 May",
+// "Posted on: yesterday").
+func afterLabel(s string) (string, bool) {
+	i := strings.Index(s, ":")
+	if i <= 0 || i+1 >= len(s) || s[i+1] != ' ' && s[i+1] != '\t' {
+		return "", false
+	}
+	label := s[:i]
+	if strings.ContainsAny(label, "0123456789") || strings.Count(strings.TrimSpace(label), " ") > 3 {
+		return "", false
+	}
+	return strings.TrimSpace(s[i+1:]), true
 }
 
 // readAbsolute reads one date or a range of two.
@@ -139,6 +176,9 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 	if sp.parse() {
 		if t, ok := sp.f.build(op.loc, op.now); ok {
 			return crawlkeeper.ParsedDate{Time: t, DateOnly: !sp.f.hasTime}, true
+		}
+		if d, ok := sp.partial(op); ok {
+			return d, true
 		}
 	}
 	// A bare hyphen joins the parts of a date ("15-May-2024") or the ends
@@ -244,22 +284,22 @@ func readRange(lx *lexer, op *opts, k int) (crawlkeeper.ParsedDate, bool) {
 // places that follow it write the month first; everywhere else the day
 // comes first, and the year-first forms are recognised by their four-digit
 // year whatever the order.
-func resolveOrder(order, locale string) (byte, bool) {
+func resolveOrder(order, locale string) (o byte, explicit, ok bool) {
 	switch strings.ToUpper(order) {
 	case "DMY":
-		return 'D', true
+		return 'D', true, true
 	case "MDY":
-		return 'M', true
+		return 'M', true, true
 	case "YMD":
-		return 'Y', true
+		return 'Y', true, true
 	case "":
 	default:
-		return 0, false
+		return 0, false, false
 	}
 	if mdyLocale(locale) {
-		return 'M', true
+		return 'M', true, true
 	}
-	return 'D', true
+	return 'D', locale != "", true
 }
 
 // mdyLocale reports whether a locale writes numeric dates month first.

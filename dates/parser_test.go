@@ -55,16 +55,16 @@ func TestJalaliRoundTrip(t *testing.T) {
 func TestCacheBounded(t *testing.T) {
 	c := newCache(64)
 	for i := 0; i < 10000; i++ {
-		c.put(cacheKey{s: fmt.Sprint(i)}, cacheEntry{ok: true})
+		c.put(cacheKey{s: fmt.Sprint(i)}, reading{kind: rFixed})
 	}
 	if n := c.len(); n > 64 {
 		t.Fatalf("cache holds %d entries, limit 64", n)
 	}
 	// A key in use survives rotation.
 	hot := cacheKey{s: "hot"}
-	c.put(hot, cacheEntry{ok: true})
+	c.put(hot, reading{kind: rFixed})
 	for i := 0; i < 10000; i++ {
-		c.put(cacheKey{s: fmt.Sprint("x", i)}, cacheEntry{})
+		c.put(cacheKey{s: fmt.Sprint("x", i)}, reading{})
 		if _, ok := c.get(hot); !ok {
 			t.Fatalf("hot key evicted after %d puts", i)
 		}

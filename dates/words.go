@@ -36,6 +36,7 @@ const (
 	kHourWord        // a word that marks a number as an hour ("Uhr")
 	kRangeSep        // separates the two ends of a range ("to", "bis", "至")
 	kRangeStart      // introduces a range ("from", "vom"); ignored inside a date
+	kThis            // "this week", "this Friday": the current one
 )
 
 // Units of relative time.
@@ -47,6 +48,8 @@ const (
 	uWeek
 	uMonth
 	uYear
+	uDecade
+	uCentury
 )
 
 // word is what the parser knows about one normalized word or phrase. A word
@@ -185,6 +188,11 @@ func init() {
 		"г", "год", "года", "гг", "в", "во", "roku", "r", "o", "godz", "saat", "yılı",
 		"هـ", "ساعت", "को", "en", "y", "e", "and",
 		"posted", "published", "updated", // the label itself is noise; the date after it decides
+		"deadline", "due", "expires", "expiry", "closes", "closing", "ends", "date", "apply", "by", "valid",
+		// Hedges before an amount: "about an hour ago".
+		"about", "around", "approximately", "approx", "almost", "nearly", "roughly", "just", "some", "only", "circa", "ca",
+		"etwa", "ungefähr", "environ", "presque", "casi", "aproximadamente", "circa", "quasi", "cerca de", "quase", "bijna", "ongeveer",
+		"около", "почти", "około", "prawie", "yaklaşık",
 	)
 
 	add(kOrdinal, 0, "st", "nd", "rd", "th", "er", "ère", "re", "e", "ème", "eme", "o", "º", "ª", "го")
@@ -196,25 +204,32 @@ func init() {
 
 	// "now" words.
 	add(kNow, 0, "now", "just now", "right now", "jetzt", "gerade eben", "maintenant", "à l'instant", "ahora", "adesso", "agora",
-		"nu", "сейчас", "только что", "teraz", "şimdi", "الآن", "الان", "اکنون", "अभी", "今", "现在", "現在", "刚刚", "剛剛", "たった今", "지금", "방금")
+		"nu", "сейчас", "только что", "teraz", "şimdi", "الآن", "الان", "اکنون", "अभी", "今", "现在", "現在", "刚刚", "剛剛", "たった今", "지금", "방금",
+		"nyní", "teď", "právě teď", "nyt", "juuri nyt", "sada", "acum", "ahora mismo", "sekarang", "bây giờ", "ตอนนี้", "עכשיו", "τώρα", "зараз")
 
 	add(kRelDay, 0, "today", "heute", "aujourd'hui", "hoy", "oggi", "hoje", "vandaag", "сегодня", "dzisiaj", "dziś", "bugün",
-		"اليوم", "امروز", "आज", "今日", "きょう", "本日", "今天", "오늘")
+		"اليوم", "امروز", "आज", "今日", "きょう", "本日", "今天", "오늘",
+		"dnes", "днес", "сьогодні", "сёння", "hôm nay", "วันนี้", "আজ", "היום", "σήμερα", "idag", "i dag", "tänään", "täna",
+		"azi", "astăzi", "hari ini", "danas", "danes", "šiandien", "šodien", "avui", "ngayon")
 	add(kRelDay, -1, "yesterday", "gestern", "hier", "ayer", "ieri", "ontem", "gisteren", "вчера", "wczoraj", "dün",
-		"أمس", "امس", "البارحة", "دیروز", "昨日", "きのう", "昨天", "어제")
+		"أمس", "امس", "البارحة", "دیروز", "昨日", "きのう", "昨天", "어제",
+		"včera", "вчора", "учора", "hôm qua", "เมื่อวาน", "เมื่อวานนี้", "গতকাল", "אתמול", "χθες", "χτες", "igår", "i går",
+		"eilen", "eile", "kemarin", "jučer", "juče", "včeraj", "vakar", "ahir", "tegnap", "kahapon")
 	add(kRelDay, 1, "tomorrow", "morgen", "demain", "mañana", "domani", "amanhã", "завтра", "jutro", "yarın",
-		"غدا", "غداً", "فردا", "明日", "あした", "あす", "明天", "내일")
+		"غدا", "غداً", "فردا", "明日", "あした", "あす", "明天", "내일",
+		"zítra", "zajtra", "утре", "ngày mai", "พรุ่งนี้", "আগামীকাল", "מחר", "αύριο", "imorgon", "i morgon", "huomenna",
+		"homme", "mâine", "besok", "sutra", "jutri", "rytoj", "demà", "holnap", "bukas")
 	add(kRelDay, -2, "day before yesterday", "the day before yesterday", "vorgestern", "avant-hier", "avant hier", "anteayer", "antes de ayer",
 		"l'altro ieri", "altro ieri", "altroieri", "anteontem", "eergisteren", "позавчера", "przedwczoraj", "evvelsi gün", "önceki gün",
-		"一昨日", "おととい", "前天", "그저께", "그제")
+		"一昨日", "おととい", "前天", "그저께", "그제", "předevčírem", "predvčerom", "позавчора", "toissapäivänä", "i förrgår", "tegnapelőtt")
 	add(kRelDay, 2, "day after tomorrow", "the day after tomorrow", "übermorgen", "après-demain", "après demain", "pasado mañana",
 		"dopodomani", "depois de amanhã", "overmorgen", "послезавтра", "pojutrze", "öbür gün",
-		"明後日", "あさって", "后天", "後天", "모레")
+		"明後日", "あさって", "后天", "後天", "모레", "pozítří", "pozajtra", "післязавтра", "ylihuomenna", "i övermorgon", "holnapután")
 
-	add(kUnit, uSecond, "second", "seconds", "sec", "secs", "s", "sekunde", "sekunden", "seconde", "secondes", "segundo", "segundos",
+	add(kUnit, uSecond, "second", "seconds", "sec", "secs", "s", "sek", "sekunde", "sekunden", "seconde", "secondes", "segundo", "segundos",
 		"secondo", "secondi", "seconden", "секунда", "секунды", "секунд", "секунду", "сек", "sekunda", "sekundy", "sekund", "sekundę", "saniye",
 		"ثانية", "ثواني", "ثانیه", "सेकंड", "秒", "秒钟", "秒鐘", "초")
-	add(kUnit, uMinute, "minute", "minutes", "min", "mins", "m", "minuten", "minuto", "minutos", "minuti", "minuut",
+	add(kUnit, uMinute, "minute", "minutes", "min", "mins", "m", "mn", "minuten", "minuto", "minutos", "minuti", "minuut",
 		"минута", "минуты", "минут", "минуту", "мин", "minuta", "minuty", "minut", "minutę", "dakika", "dk",
 		"دقيقة", "دقائق", "دقیقه", "मिनट", "分", "分钟", "分鐘", "분")
 	add(kUnit, uHour, "hour", "hours", "hr", "hrs", "stunde", "stunden", "std", "heure", "heures", "hora", "horas", "ora", "ore",
@@ -226,22 +241,29 @@ func init() {
 	add(kUnit, uWeek, "week", "weeks", "wk", "wks", "w", "woche", "wochen", "semaine", "semaines", "semana", "semanas",
 		"settimana", "settimane", "weken", "неделя", "недели", "недель", "неделю", "нед", "tydzień", "tygodnie", "tygodni", "tygodnia", "hafta",
 		"أسبوع", "اسبوع", "أسابيع", "هفته", "सप्ताह", "हफ्ते", "हफ़्ते", "週間", "週", "周", "星期", "礼拜", "주")
-	add(kUnit, uMonth, "month", "months", "mo", "mos", "monat", "monate", "monaten", "mois", "mes", "meses", "mese", "mesi",
+	add(kUnit, uMonth, "month", "months", "mo", "mos", "mth", "mths", "mnth", "mnths", "monat", "monate", "monaten", "mois", "mes", "meses", "mese", "mesi",
 		"maand", "maanden", "месяц", "месяца", "месяцев", "мес", "miesiąc", "miesiące", "miesięcy", "miesiąca", "ay",
 		"شهر", "أشهر", "اشهر", "شهور", "ماه", "महीने", "महीना", "か月", "ヶ月", "カ月", "ヵ月", "ケ月", "个月", "個月", "개월", "달")
 	add(kUnit, uYear, "year", "years", "yr", "yrs", "y", "jahr", "jahre", "jahren", "an", "ans", "année", "années", "año", "años",
 		"anno", "anni", "ano", "anos", "jaar", "jaren", "год", "года", "лет", "rok", "lata", "lat", "yıl", "sene",
 		"سنة", "سنوات", "سال", "साल", "वर्ष", "年", "년")
 
+	add(kUnit, uDecade, "decade", "decades", "jahrzehnt", "jahrzehnte", "jahrzehnten", "décennie", "décennies", "década", "décadas",
+		"decennio", "decenni", "decennium", "decennia", "десятилетие", "десятилетия", "десятилетий", "dekada", "dekady", "dekad", "on yıl")
+	add(kUnit, uCentury, "century", "centuries", "jahrhundert", "jahrhunderte", "jahrhunderten", "siècle", "siècles", "siglo", "siglos",
+		"secolo", "secoli", "eeuw", "eeuwen", "век", "века", "веков", "wiek", "wieki", "wieków", "yüzyıl")
+
 	add(kAgo, 0, "ago", "back", "fa", "atrás", "atras", "geleden", "назад", "temu", "önce", "evvel",
 		"قبل", "پیش", "पहले", "前", "以前", "之前", "전")
-	add(kLater, 0, "later", "from now", "hence", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
+	add(kLater, 0, "later", "from now", "hence", "içinde", "in the future", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
 		"बाद", "後", "后", "以后", "以後", "之后", "후", "뒤")
 	add(kPrePast, 0, "vor", "il y a", "hace", "há", "ha", "منذ", "قبل")
 	add(kPreFuture, 0, "in", "dans", "en", "dentro de", "tra", "fra", "em", "daqui a", "over", "через", "спустя", "za", "بعد")
 	add(kLast, 0, "last", "past", "previous", "letzten", "letzter", "letztes", "letzte", "vergangenen", "dernier", "dernière", "pasado", "pasada",
 		"scorso", "scorsa", "passado", "passada", "vorige", "afgelopen", "прошлый", "прошлую", "прошлой", "прошлом", "ostatni", "ostatnia", "zeszły", "geçen")
-	add(kNext, 0, "next", "coming", "nächsten", "nächster", "nächstes", "nächste", "kommenden", "prochain", "prochaine", "próximo", "próxima",
+	add(kThis, 0, "this", "current", "diese", "dieser", "diesen", "dieses", "ce", "cette", "este", "esta", "questo", "questa",
+		"deze", "dit", "этот", "эту", "этой", "ten", "ta", "bu")
+	add(kNext, 0, "next", "coming", "upcoming", "nächsten", "nächster", "nächstes", "nächste", "kommenden", "prochain", "prochaine", "próximo", "próxima",
 		"prossimo", "prossima", "volgende", "komende", "следующий", "следующую", "следующей", "następny", "następna", "przyszły", "gelecek")
 
 	add(kCount, 1, "a", "an", "one", "ein", "eine", "einer", "einem", "einen", "un", "une", "uno", "una", "um", "uma", "een",
@@ -252,7 +274,27 @@ func init() {
 	add(kCount, 5, "five", "fünf", "cinq", "cinco", "cinque", "vijf", "пять", "pięć", "beş", "五", "다섯")
 	add(kCount, 6, "six", "sechs", "seis", "sei", "zes", "шесть", "sześć", "altı", "六")
 	add(kCount, 7, "seven", "sieben", "sept", "siete", "sette", "sete", "zeven", "семь", "siedem", "yedi", "七")
+	add(kCount, 8, "eight", "acht", "huit", "ocho", "otto", "oito", "восемь", "osiem", "sekiz", "八")
+	add(kCount, 9, "nine", "neun", "neuf", "nueve", "nove", "negen", "девять", "dziewięć", "dokuz", "九")
 	add(kCount, 10, "ten", "zehn", "dix", "diez", "dieci", "dez", "tien", "десять", "dziesięć", "on", "十")
+	add(kCount, 11, "eleven", "elf", "onze", "once", "undici", "одиннадцать")
+	add(kCount, 12, "twelve", "zwölf", "douze", "doce", "dodici", "doze", "twaalf", "двенадцать", "dwanaście", "on iki")
+	add(kCount, 13, "thirteen")
+	add(kCount, 14, "fourteen")
+	add(kCount, 15, "fifteen", "fünfzehn", "quinze", "quince", "quindici", "vijftien", "пятнадцать", "piętnaście")
+	add(kCount, 16, "sixteen")
+	add(kCount, 17, "seventeen")
+	add(kCount, 18, "eighteen")
+	add(kCount, 19, "nineteen")
+	add(kCount, 20, "twenty", "zwanzig", "vingt", "veinte", "venti", "vinte", "twintig", "двадцать", "dwadzieścia", "yirmi")
+	add(kCount, 30, "thirty", "dreißig", "trente", "treinta", "trenta", "trinta", "dertig", "тридцать", "trzydzieści", "otuz")
+	add(kCount, 40, "forty")
+	add(kCount, 45, "forty-five")
+	add(kCount, 50, "fifty")
+	add(kCount, 60, "sixty")
+	add(kCount, 90, "ninety")
+	add(kCount, 100, "hundred", "a hundred", "one hundred")
+	add(kCount, 2, "a couple of", "couple of", "a couple")
 
 	// Japanese eras: the Gregorian year before the era's first year.
 	add(kEra, 2018, "令和")
@@ -283,7 +325,7 @@ func init() {
 // looksRelative reports whether w can only make sense in a relative date.
 func (w *word) looksRelative() bool {
 	switch w.kind {
-	case kRelDay, kNow, kUnit, kAgo, kLater, kPrePast, kPreFuture, kLast, kNext:
+	case kRelDay, kNow, kUnit, kAgo, kLater, kPrePast, kPreFuture, kLast, kNext, kThis:
 		return true
 	}
 	return w.kind2 == kAgo || w.kind2 == kUnit || w.kind2 == kPreFuture

@@ -1,0 +1,173 @@
+package dates
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// The guard keeps go-dateparser's readings honest. The library is
+// generous: it reads "N/A" as a Thursday in Estonian, "$12.99" as December
+// 1999 and "v1.24.2" as a Czech date, because every token of those strings
+// is a word or a number in some language it knows. Text reaches the
+// library only when the hand-written parser could not read it, and the
+// library's answer is kept only when it passes the checks below (see
+// worthAsking before the call and the accept* functions after it).
+
+// worthAsking reports whether text the hand-written parser could not read
+// may be sent to the library at all. Its rules describe shapes that are
+// never dates, whatever the language:
+//   - no letters: numbers and punctuation alone (bare numbers, versions,
+//     phone numbers, scores, fractions) are read by the hand-written
+//     parser or not at all;
+//   - currency signs, percent, degree, superscript and numbering signs:
+//     prices, shares, temperatures, areas and counts;
+//   - a number of five digits or more (but eight, a compact date): phone
+//     numbers, ids, amounts;
+//   - letters glued to the front of a number ("v1", "A4", "S03E05", "H1")
+//     or a single letter between digits ("1e6"): versions, codes, sizes;
+//   - a word that names something countable or a placeholder ("comments",
+//     "page", "version", "tel", "EUR", "TBA").
+func worthAsking(s string, lx *lexer) bool {
+	hasLetter := false
+	nums := 0
+	for k := range lx.toks {
+		t := &lx.toks[k]
+		switch t.kind {
+		case tWord:
+			hasLetter = true
+			if t.w == nil && noiseWords[string(lx.buf[t.i:t.j])] {
+				return false
+			}
+		case tNum:
+			nums++
+			if t.nd > 4 && t.nd != 8 {
+				return false
+			}
+		}
+	}
+	if !hasLetter || nums > 8 {
+		return false
+	}
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			if r == '%' || r == '#' || r == '$' {
+				return false
+			}
+			continue
+		}
+		switch {
+		case unicode.Is(unicode.Sc, r), r == '°', r == '²', r == '³', r == '‰', r == '№', r == '★', r == '☆', r == '€', r == '£', r == '¥':
+			return false
+		}
+	}
+	return !gluedCode(lx)
+}
+
+// gluedCode reports letters written against the front of a number ("v1",
+// "S03", "H1") or one letter between two numbers ("1e6"). Dates glue
+// letters only behind numbers ("3pm", "15th", "10h30") or between them in
+// scripts without spaces ("2024年5月"), or use "T" between a date and a
+// time.
+func gluedCode(lx *lexer) bool {
+	ts := lx.toks
+	for k := 0; k+1 < len(ts); k++ {
+		w, n := &ts[k], &ts[k+1]
+		if w.kind != tWord || n.kind != tNum || w.j != n.i {
+			continue
+		}
+		r, _ := utf8.DecodeRune(lx.buf[w.i:])
+		if !isLatinLike(r) {
+			continue
+		}
+		afterNum := k > 0 && ts[k-1].kind == tNum && ts[k-1].j == w.i
+		if !afterNum {
+			return true
+		}
+		if word := lx.buf[w.i:w.j]; len(word) == 1 && word[0] != 't' && word[0] != 'h' {
+			return true
+		}
+	}
+	return false
+}
+
+// isLatinLike reports letters of the alphabets that write spaces between
+// words and numbers (Latin, Greek, Cyrillic, Armenian, Georgian).
+func isLatinLike(r rune) bool {
+	return r < 0x0590 || r >= 0x10A0 && r < 0x1100 || r >= 0x1E00 && r < 0x2000
+}
+
+// noiseWords are words that mark text as something other than a date:
+// placeholders, counted things, units and currency codes. They are only
+// consulted for words the date tables do not know.
+var noiseWords = map[string]bool{}
+
+func init() {
+	for _, w := range []string{
+		"tba", "tbc", "tbd", "nan", "null", "nil", "none", "undefined", "unknown", "pending", "asap",
+		"version", "ver", "rev", "release", "build", "beta", "alpha", "rc", "lts", "sdk", "api",
+		"tel", "phone", "fax", "mobile", "call", "whatsapp",
+		"page", "pages", "seite", "chapter", "episode", "season", "vol", "volume", "issue", "edition", "part",
+		"room", "gate", "platform", "floor", "level", "grade", "route", "highway", "bus", "flight", "seat", "seats",
+		"size", "item", "items", "comment", "comments", "kommentare", "commentaires", "comentarios", "commenti", "reacties",
+		"views", "likes", "shares", "stars", "star", "votes", "reviews", "results", "points", "pts", "followers",
+		"sku", "isbn", "issn", "doi", "ref", "order", "id", "no", "nr", "nº",
+		"km", "kg", "mg", "ml", "cl", "mb", "gb", "kb", "tb", "px", "cm", "mm", "ft", "lb", "lbs", "oz", "mph", "kmh", "kw", "sq",
+		"usd", "eur", "gbp", "jpy", "cny", "rmb", "chf", "rub", "inr", "brl", "pln", "zl", "sek", "nok", "dkk", "czk", "huf",
+		"aud", "cad", "nzd", "krw", "mxn", "zar", "try", "tl", "kr", "kč", "lei", "uah", "sgd", "hkd",
+		"bedrooms", "zimmer", "openings", "positions",
+		"experience", "erfahrung", "berufserfahrung", "read", "lecture",
+	} {
+		noiseWords[normalizeKey(w)] = true
+	}
+}
+
+// strongWord reports whether the text has a word that can carry a date by
+// itself: a word the tables know in a role other than filler, or any word
+// of three letters or more (one for the scripts written without spaces).
+// Text whose words are all one- or two-letter tokens ("N/A", "k.A.",
+// "No. 7") is read by the library in some language as an abbreviation;
+// such a reading is kept only when that language was one of the hints.
+func strongWord(lx *lexer) bool {
+	for k := range lx.toks {
+		t := &lx.toks[k]
+		if t.kind != tWord {
+			continue
+		}
+		word := lx.buf[t.i:t.j]
+		r, _ := utf8.DecodeRune(word)
+		n := utf8.RuneCount(word)
+		if w := t.w; w != nil {
+			switch w.kind {
+			case kFiller, kRangeSep, kRangeStart, kOrdinal, kCount:
+				if w.kind2 == kNone || w.kind2 == kFiller || w.kind2 == kRangeSep || w.kind2 == kCount {
+					continue
+				}
+			}
+			if n >= 2 || !isLatinLike(r) {
+				return true
+			}
+			continue
+		}
+		if n >= 3 || !isLatinLike(r) && (n >= 2 || isCJK(r) || r >= 0x0E00 && r < 0x1000) {
+			return true
+		}
+	}
+	return false
+}
+
+// monthWordPossible reports whether a word of the text may name a month:
+// a month of the tables, or a word they do not know. Without one, a
+// reading's month came from a number, and only a written year makes
+// numbers a date ("1 of 10" is no 10 January).
+func monthWordPossible(lx *lexer) bool {
+	for k := range lx.toks {
+		t := &lx.toks[k]
+		if t.kind != tWord {
+			continue
+		}
+		if t.w == nil || t.w.kind == kMonth || t.w.kind == kJalali || t.w.kind2 == kMonth {
+			return true
+		}
+	}
+	return false
+}
