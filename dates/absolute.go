@@ -585,6 +585,11 @@ func (p *segParser) word1(i int) bool {
 		return true
 	case w.kind == kZone:
 		z := &zoneTable[w.val]
+		if !f.hasTime {
+			// Zone abbreviations follow a time; before one they are words
+			// of other languages ("pet" is Friday in Croatian).
+			return false
+		}
 		if f.hasZone {
 			// "+0900 (JST)": the name repeats the offset.
 			return true

@@ -730,6 +730,10 @@ var rangeCases = []dateCase{
 	day("5/15 - 5/17/2024", "2024-05-15", order("MDY"), rangeStart),
 	bad("May 17–15, 2024"),
 	bad("2024-05-15 to"),
+	day("2024-05-15 to", "2024-05-15", rangeStart),
+	day("until May 15, 2024", "2024-05-15"),
+	day("bis 15.05.2024", "2024-05-15"),
+	day("hasta el 15 de mayo de 2024", "2024-05-15"),
 	bad("May 15 – hello"),
 	bad("May 15 ~ May 16 ~ May 17"),
 }

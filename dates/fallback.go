@@ -68,7 +68,13 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	if !ok {
 		return reading{}
 	}
-	if !hinted && !strongWord(lx) {
+	if !lx.unknown && tableLanguages[baseLanguage(r1.Locale)] {
+		return reading{} // see tableLanguages
+	}
+	// Without a hint for the language read, a reading without numbers or
+	// relative to now needs a word that can carry it (see strongWord).
+	weak := !hinted && !strongWord(lx)
+	if weak && !lx.hasDigit {
 		return reading{}
 	}
 	var used []string
@@ -81,7 +87,10 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 		return reading{}
 	}
 	if r2.Period == r1.Period && r2.Time.Equal(r1.Time) {
-		return f.absolute(lx, op, r1)
+		return f.absolute(lx, op, r1, weak)
+	}
+	if weak {
+		return reading{}
 	}
 	n3 := op.now.Add(probe3)
 	r3, ok := f.call(s, op, n3, used)
@@ -89,6 +98,14 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 		return reading{}
 	}
 	return relative(lx, op, [3]date.Date{r1, r2, r3}, [3]time.Time{op.now, n2, n3})
+}
+
+// baseLanguage returns the language of a locale name ("pt-BR" -> "pt").
+func baseLanguage(locale string) string {
+	if i := strings.IndexByte(locale, '-'); i > 0 {
+		return locale[:i]
+	}
+	return locale
 }
 
 // call runs the library against now, turning its panics on odd input into
@@ -136,8 +153,9 @@ func (f *fallback) call(s string, op *opts, now time.Time, hints []string) (d da
 }
 
 // absolute checks a reading that does not depend on now and returns it as
-// a day, an instant or a month.
-func (f *fallback) absolute(lx *lexer, op *opts, r date.Date) reading {
+// a day, an instant or a month. Weak text (no word that can carry a date
+// by itself) must write its year.
+func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak bool) reading {
 	t := r.Time
 	switch {
 	case r.Period == date.Month:
@@ -164,7 +182,7 @@ func (f *fallback) absolute(lx *lexer, op *opts, r date.Date) reading {
 		return reading{}
 	}
 	yearWritten := buddhist || writesYear(lx, t.Year())
-	if !yearWritten && !monthWordPossible(lx) {
+	if !yearWritten && (weak || !monthWordPossible(lx)) {
 		return reading{}
 	}
 	if !yearWritten {

@@ -19,8 +19,6 @@ import (
 //   - no letters: numbers and punctuation alone (bare numbers, versions,
 //     phone numbers, scores, fractions) are read by the hand-written
 //     parser or not at all;
-//   - currency signs, percent, degree, superscript and numbering signs:
-//     prices, shares, temperatures, areas and counts;
 //   - a number of five digits or more (but eight, a compact date): phone
 //     numbers, ids, amounts;
 //   - letters glued to the front of a number ("v1", "A4", "S03E05", "H1")
@@ -48,19 +46,57 @@ func worthAsking(s string, lx *lexer) bool {
 	if !hasLetter || nums > 8 {
 		return false
 	}
-	for _, r := range s {
-		if r < utf8.RuneSelf {
-			if r == '%' || r == '#' || r == '$' {
-				return false
+	// An open range ("2024-05-15 to", "until May 15") is the hand-written
+	// parser's: the library knows no ranges and reads the words around
+	// the date as something else ("to" is Thursday in Finnish).
+	if edgeRangeWord(lx) {
+		return false
+	}
+	return !gluedCode(lx)
+}
+
+// edgeRangeWord reports a range word of the tables first or last in the
+// text.
+func edgeRangeWord(lx *lexer) bool {
+	first, last := -1, -1
+	for k := range lx.toks {
+		if lx.toks[k].kind != tSep {
+			if first < 0 {
+				first = k
 			}
+			last = k
+		}
+	}
+	for _, k := range []int{first, last} {
+		if k < 0 {
 			continue
 		}
-		switch {
-		case unicode.Is(unicode.Sc, r), r == '°', r == '²', r == '³', r == '‰', r == '№', r == '★', r == '☆', r == '€', r == '£', r == '¥':
+		if w := lx.toks[k].w; lx.toks[k].kind == tWord && w != nil && w.kind == kRangeSep {
+			return true
+		}
+	}
+	return false
+}
+
+// signOfNonDate reports a character no date is written with: a currency
+// sign, percent, degree, a superscript, a numbering sign or a rating
+// star. Text with one is a price, a share, a temperature, an area or a
+// count, whichever parser looks at it.
+func signOfNonDate(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '%' || c == '$' || c == '#' {
+			return true
+		} else if c >= utf8.RuneSelf {
+			for _, r := range s[i:] {
+				switch {
+				case r == '°', r == '²', r == '³', r == '‰', r == '№', r == '★', r == '☆', unicode.Is(unicode.Sc, r):
+					return true
+				}
+			}
 			return false
 		}
 	}
-	return !gluedCode(lx)
+	return false
 }
 
 // gluedCode reports letters written against the front of a number ("v1",

@@ -85,7 +85,7 @@ func (p *Parser) ParseDate(s string, o crawlkeeper.DateOptions) (crawlkeeper.Par
 
 // parseText reads everything that is not a machine format.
 func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.Location) (crawlkeeper.ParsedDate, error) {
-	if s == "" || len(s) > maxInput {
+	if s == "" || len(s) > maxInput || signOfNonDate(s) {
 		return crawlkeeper.ParsedDate{}, notADate(orig)
 	}
 	order, explicit, ok := resolveOrder(o.Order, o.Locale)
@@ -120,11 +120,8 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 		}
 		s = rest
 	}
-	// Text with a word the tables do not know goes to the library, behind
-	// the guard (guard.go). Text whose every word the tables know has been
-	// read as far as it can be: the library adds languages and words, not
-	// looser rules ("2024年13月1日" is no 13 January, "ago" alone no date).
-	if p.fallback != nil && lx.unknown && worthAsking(s, lx) {
+	// Everything else goes to the library, behind the guard (guard.go).
+	if p.fallback != nil && worthAsking(s, lx) {
 		if d, ok := p.viaFallback(s, lx, &op); ok {
 			return d, nil
 		}
@@ -170,6 +167,25 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 		}
 	}
 	if split >= 0 {
+		// An open range: "until May 15" is its end, "May 15 to" its start.
+		first, last := -1, -1
+		for k := range ts {
+			if ts[k].kind != tSep {
+				if first < 0 {
+					first = k
+				}
+				last = k
+			}
+		}
+		switch {
+		case split == first && split < last:
+			return readOne(lx, op, ts[split+1:])
+		case split == last && split > first:
+			if !op.rangeStart {
+				return crawlkeeper.ParsedDate{}, false
+			}
+			return readOne(lx, op, ts[:split])
+		}
 		return readRange(lx, op, split)
 	}
 	sp := segParser{ts: ts, buf: lx.buf, order: op.order}
@@ -192,6 +208,18 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 		}
 	}
 	return crawlkeeper.ParsedDate{}, false
+}
+
+// readOne reads the tokens ts as one date.
+func readOne(lx *lexer, op *opts, ts []token) (crawlkeeper.ParsedDate, bool) {
+	sp := segParser{ts: ts, buf: lx.buf, order: op.order}
+	if !sp.parse() {
+		return crawlkeeper.ParsedDate{}, false
+	}
+	if t, ok := sp.f.build(op.loc, op.now); ok {
+		return crawlkeeper.ParsedDate{Time: t, DateOnly: !sp.f.hasTime}, true
+	}
+	return sp.partial(op)
 }
 
 // isRangeSep reports whether t can only join the two ends of a range.

@@ -219,7 +219,13 @@ func amountAgo(lx *lexer, op *opts, list []int) (crawlkeeper.ParsedDate, bool) {
 	}
 	if dir == 0 {
 		// No direction: at least one written amount, so that a unit word
-		// alone ("second", "min") is no date.
+		// alone ("second", "min") is no date, and no direction word out of
+		// its place.
+		for _, k := range list {
+			if w := ts[k].w; ts[k].kind == tWord && w != nil && (w.is(kAgo) || w.is(kLater) || w.is(kPrePast) || w.is(kPreFuture)) {
+				return crawlkeeper.ParsedDate{}, false
+			}
+		}
 		if ts[list[0]].kind != tNum && !(ts[list[0]].w != nil && ts[list[0]].w.is(kCount)) {
 			return crawlkeeper.ParsedDate{}, false
 		}

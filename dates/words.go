@@ -188,7 +188,7 @@ func init() {
 		"г", "год", "года", "гг", "в", "во", "roku", "r", "o", "godz", "saat", "yılı",
 		"هـ", "ساعت", "को", "en", "y", "e", "and",
 		"posted", "published", "updated", // the label itself is noise; the date after it decides
-		"deadline", "due", "expires", "expiry", "closes", "closing", "ends", "date", "apply", "by", "valid",
+		"deadline", "due", "expires", "expiry", "closes", "closing", "ends", "date", "by", "valid",
 		// Hedges before an amount: "about an hour ago".
 		"about", "around", "approximately", "approx", "almost", "nearly", "roughly", "just", "some", "only", "circa", "ca",
 		"etwa", "ungefähr", "environ", "presque", "casi", "aproximadamente", "circa", "quasi", "cerca de", "quase", "bijna", "ongeveer",
@@ -255,9 +255,9 @@ func init() {
 
 	add(kAgo, 0, "ago", "back", "fa", "atrás", "atras", "geleden", "назад", "temu", "önce", "evvel",
 		"قبل", "پیش", "पहले", "前", "以前", "之前", "전")
-	add(kLater, 0, "later", "from now", "hence", "içinde", "in the future", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
+	add(kLater, 0, "later", "from now", "hence", "içinde", "in the future", "بعد", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
 		"बाद", "後", "后", "以后", "以後", "之后", "후", "뒤")
-	add(kPrePast, 0, "vor", "il y a", "hace", "há", "ha", "منذ", "قبل")
+	add(kPrePast, 0, "vor", "il y a", "hace", "há", "ha", "منذ", "قبل", "acum")
 	add(kPreFuture, 0, "in", "dans", "en", "dentro de", "tra", "fra", "em", "daqui a", "over", "через", "спустя", "za", "بعد")
 	add(kLast, 0, "last", "past", "previous", "letzten", "letzter", "letztes", "letzte", "vergangenen", "dernier", "dernière", "pasado", "pasada",
 		"scorso", "scorsa", "passado", "passada", "vorige", "afgelopen", "прошлый", "прошлую", "прошлой", "прошлом", "ostatni", "ostatnia", "zeszły", "geçen")
@@ -320,6 +320,18 @@ func init() {
 	for i, z := range zoneTable {
 		add(kZone, i, strings.ToLower(z.name))
 	}
+}
+
+// tableLanguages are the languages whose dates the tables describe whole
+// (months, weekdays, relative words and their grammar). When every word of
+// a text is in the tables and the library reads it in one of these
+// languages, the hand-written parser's refusal stands: the library would
+// only read it more loosely ("2024年13月1日" as 13 January, "ago" alone as
+// August). Words of other languages that happen to be in the tables
+// ("eest" is a zone and Estonian for "before") leave the library free.
+var tableLanguages = map[string]bool{
+	"en": true, "de": true, "fr": true, "es": true, "it": true, "pt": true, "nl": true, "ru": true, "pl": true,
+	"tr": true, "ar": true, "fa": true, "hi": true, "ja": true, "zh": true, "ko": true,
 }
 
 // looksRelative reports whether w can only make sense in a relative date.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dates
+
+const raceEnabled = false
