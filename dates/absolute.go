@@ -347,6 +347,20 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 		}
 	}
 
+	// A time written with dots after a date ("15 maj 2024 10.30.00"), as
+	// Nordic and Finnish sites do.
+	if p.named && !f.hasTime && nd <= 2 && v <= 23 {
+		if s, m := p.tok(i+1), p.tok(i+2); s != nil && m != nil && s.kind == tSep && s.c == '.' && !s.multi && !s.spB && !s.spA && m.kind == tNum && m.nd == 2 && m.v <= 59 {
+			f.hh, f.mm, f.hasTime = v, int(m.v), true
+			end := i + 2
+			if s2, sec := p.tok(i+3), p.tok(i+4); s2 != nil && sec != nil && s2.kind == tSep && s2.c == '.' && !s2.multi && !s2.spB && !s2.spA && sec.kind == tNum && sec.nd == 2 && sec.v <= 59 {
+				f.ss, p.seconds, end = int(sec.v), true, i+4
+			}
+			p.timeEnd = end
+			return end, true
+		}
+	}
+
 	// Numbers joined by one kind of separator: 15.05.2024, 2024/5/15, 5/17.
 	// A number followed by ':' starts a time and is not part of the date.
 	startsTime := func(k int) bool {
@@ -559,7 +573,11 @@ func (p *segParser) word1(i int) bool {
 			return false
 		}
 		f.m, f.hasM, f.jalali, p.named = m, true, w.kind == kJalali, true
-		p.monthPlain = w.kind2 == kNone
+		// A month alone must be written in full: "May", "Mar" and "ara"
+		// are words too.
+		word := p.buf[t.i:t.j]
+		r, _ := utf8.DecodeRune(word)
+		p.monthPlain = w.kind2 == kNone && (utf8.RuneCount(word) >= 4 || !isLatinLike(r))
 		return true
 	case w.kind == kOrdinal:
 		if prev := p.tok(i - 1); prev != nil && prev.kind == tNum && p.nLoose > 0 && p.loose[p.nLoose-1].v == int(prev.v) {

@@ -218,8 +218,11 @@ var englishCases = []dateCase{
 	day("May 2024", "2024-05-01", rangeStart),
 	day("February 2015", "2015-02-28"),
 	day("Feb. 2016", "2016-02-29"),
-	day("May", "2024-05-31"),
+	day("March", "2024-03-31"),
 	day("March", "2024-03-01", rangeStart),
+	day("Février", "2024-02-29"),
+	bad("May"),
+	bad("Mar"),
 	bad("ago"),
 	bad("Sept"),
 	// A weekday alone is the nearest such day, today included: the last

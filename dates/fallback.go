@@ -208,9 +208,14 @@ func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak bool) reading
 // library's answers rs against the moments ns. Amounts are small numbers;
 // text with numbers must move away from now.
 func relative(lx *lexer, op *opts, rs [3]date.Date, ns [3]time.Time) reading {
+	nums := 0
 	for _, t := range lx.toks {
-		if t.kind == tNum && t.nd > 4 {
-			return reading{}
+		if t.kind == tNum {
+			// Amounts are small; a year in the text ("15 મે, 2024") means the
+			// library read a date as something relative.
+			if nums++; t.nd > 3 || nums > 4 {
+				return reading{}
+			}
 		}
 	}
 	if lx.hasDigit && rs[0].Time.Equal(ns[0]) {

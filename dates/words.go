@@ -310,7 +310,7 @@ func init() {
 	add(kMarkMin, 0, "分", "분")
 	add(kMarkS, 0, "秒", "초")
 	add(kHalf, 0, "半")
-	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे")
+	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra", "klo", "kl")
 
 	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
 		"至", "到", "から", "부터", "إلى", "الى", "تا", "से")
