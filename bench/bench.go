@@ -49,6 +49,9 @@ type Options struct {
 	// MixedCorpus returns a realistic mix of n date strings for
 	// date_parse_mixed (the dates package provides one).
 	MixedCorpus func(n int, seed int64) []string
+	// DateBaselines are what the date results compare Dates with (see
+	// dates.go).
+	DateBaselines DateBaselines
 	// Extra measurements from optional capabilities (monitor, pipeline).
 	Extra []Measurement
 	// Progress reports the current step.
@@ -130,7 +133,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		{Names: []string{"query_active"}, Run: runQueryActive},
 	}
 	steps = append(steps, opts.Extra...)
-	steps = append(steps, Measurement{Names: []string{"date_parse_iso", "date_parse_mixed"}, Run: runDates})
+	steps = append(steps, Measurement{Names: dateResults, Run: runDates})
 	for _, m := range steps {
 		if !opts.want(m.Names...) {
 			continue
@@ -453,54 +456,5 @@ func percentile(ds []time.Duration, p float64) float64 {
 
 // Percentile is exported for measurements in other packages.
 func Percentile(ds []time.Duration, p float64) float64 { return percentile(ds, p) }
-
-// runDates measures the date parser: RFC 3339 strings against the
-// standard library on the same strings, and a realistic multilingual mix
-// with the repeats crawls have, on one goroutine (so per core).
-func runDates(ctx context.Context, env *Env) ([]Result, error) {
-	opts := &env.Options
-	const n = 200_000
-	iso := make([]string, n)
-	for i := range iso {
-		iso[i] = Now.Add(time.Duration(i) * 37 * time.Second).Format(time.RFC3339)
-	}
-	o := crawlkeeper.DateOptions{Location: time.UTC, Now: Now}
-	var t timer
-	for round := 0; round < 3; round++ {
-		opts.progress("date_parse_iso", round, 3)
-		if err := t.timeA(func() error {
-			for _, s := range iso {
-				if _, err := opts.Dates.ParseDate(s, o); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			return nil, err
-		}
-		t.timeB(func() error {
-			for _, s := range iso {
-				if _, err := time.Parse(time.RFC3339, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-	results := []Result{ratioResult("date_parse_iso", "parses/s", rate(3*n, t.a), rate(3*n, t.b), 3*n, 0.5)}
-	if opts.MixedCorpus == nil {
-		return results, nil
-	}
-	mixed := opts.MixedCorpus(n, 7)
-	opts.progress("date_parse_mixed", 0, 1)
-	start := time.Now()
-	for _, s := range mixed {
-		opts.Dates.ParseDate(s, o) // errors are part of the mix (junk strings)
-	}
-	el := time.Since(start)
-	r := Result{Name: "date_parse_mixed", Unit: "parses/s", Value: rate(n, el), N: n, Target: "value >= 100000 (one core)"}
-	r.Met = r.Value >= 100_000
-	return append(results, r), nil
-}
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
 )
 
 // MixedCorpus returns n date strings shaped like what crawlers deliver:
@@ -130,4 +132,65 @@ func arabicDigits(n int) string {
 		s[i] = c - '0' + 0x0660
 	}
 	return string(s)
+}
+
+// Month names in languages the tables do not know, in the case dates use.
+var (
+	fallbackMonthsCS = [12]string{"ledna", "února", "března", "dubna", "května", "června", "července", "srpna", "září", "října", "listopadu", "prosince"}
+	fallbackMonthsEL = [12]string{"Ιανουαρίου", "Φεβρουαρίου", "Μαρτίου", "Απριλίου", "Μαΐου", "Ιουνίου", "Ιουλίου", "Αυγούστου", "Σεπτεμβρίου", "Οκτωβρίου", "Νοεμβρίου", "Δεκεμβρίου"}
+	fallbackMonthsFI = [12]string{"tammikuuta", "helmikuuta", "maaliskuuta", "huhtikuuta", "toukokuuta", "kesäkuuta", "heinäkuuta", "elokuuta", "syyskuuta", "lokakuuta", "marraskuuta", "joulukuuta"}
+	fallbackMonthsHU = [12]string{"január", "február", "március", "április", "május", "június", "július", "augusztus", "szeptember", "október", "november", "december"}
+	fallbackMonthsUK = [12]string{"січня", "лютого", "березня", "квітня", "травня", "червня", "липня", "серпня", "вересня", "жовтня", "листопада", "грудня"}
+	fallbackMonthsRO = [12]string{"ianuarie", "februarie", "martie", "aprilie", "mai", "iunie", "iulie", "august", "septembrie", "octombrie", "noiembrie", "decembrie"}
+	fallbackMonthsID = [12]string{"Januari", "Februari", "Maret", "April", "Mei", "Juni", "Juli", "Agustus", "September", "Oktober", "November", "Desember"}
+	fallbackMonthsHR = [12]string{"siječnja", "veljače", "ožujka", "travnja", "svibnja", "lipnja", "srpnja", "kolovoza", "rujna", "listopada", "studenoga", "prosinca"}
+	fallbackRelative = []string{"před %d dny", "pred %d hodinami", "πριν από %d ημέρες", "%d päivää sitten", "%d napja", "acum %d zile", "%d днів тому",
+		"%d ngày trước", "%d hari yang lalu", "prije %d dana", "%d dager siden"}
+)
+
+// FallbackCorpus returns n date strings that only the fallback library
+// reads: dates and relative phrases in languages the hand-written tables
+// do not know (strings the tables happen to read are left out), drawn
+// from a pool of n/10 distinct strings with the repeats crawls have. The
+// same n and seed give the same corpus.
+func FallbackCorpus(n int, seed int64) []string {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x66616c6c))
+	base := time.Date(2024, 5, 15, 0, 0, 0, 0, time.UTC)
+	hand := NewWithOptions(Options{NoFallback: true})
+	o := crawlkeeper.DateOptions{Now: base}
+	pool := make([]string, max(n/10, 1))
+	for i := 0; i < len(pool); {
+		t := base.AddDate(0, 0, r.IntN(400)-200)
+		y, mo, d := t.Date()
+		m := int(mo) - 1
+		switch r.IntN(10) {
+		case 0:
+			pool[i] = fmt.Sprintf("%d. %s %d", d, fallbackMonthsCS[m], y)
+		case 1:
+			pool[i] = fmt.Sprintf("%d %s %d", d, fallbackMonthsEL[m], y)
+		case 2:
+			pool[i] = fmt.Sprintf("%d. %s %d", d, fallbackMonthsFI[m], y)
+		case 3:
+			pool[i] = fmt.Sprintf("%d. %s %d.", y, fallbackMonthsHU[m], d)
+		case 4:
+			pool[i] = fmt.Sprintf("%d %s %d р.", d, fallbackMonthsUK[m], y)
+		case 5:
+			pool[i] = fmt.Sprintf("%d %s %d", d, fallbackMonthsRO[m], y)
+		case 6:
+			pool[i] = fmt.Sprintf("%d %s %d", d, fallbackMonthsID[m], y)
+		case 7:
+			pool[i] = fmt.Sprintf("%d. %s %d.", d, fallbackMonthsHR[m], y)
+		default:
+			pool[i] = fmt.Sprintf(fallbackRelative[r.IntN(len(fallbackRelative))], 1+r.IntN(20))
+		}
+		if _, err := hand.ParseDate(pool[i], o); err != nil {
+			i++
+		}
+	}
+	out := make([]string, n)
+	for i := range out {
+		u := r.Float64()
+		out[i] = pool[int(u*u*float64(len(pool)))]
+	}
+	return out
 }

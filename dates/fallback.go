@@ -34,10 +34,15 @@ func newFallback() *fallback {
 func (p *Parser) viaFallback(s string, lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 	hints := languageHints(op)
 	key := cacheKey{s: s, loc: op.loc.String(), hints: strings.Join(hints, ","), order: op.order, explicit: op.orderExplicit}
-	r, ok := p.cache.get(key)
+	r, ok := reading{}, false
+	if !p.noCache {
+		r, ok = p.cache.get(key)
+	}
 	if !ok {
 		r = p.fallback.read(s, lx, op, hints)
-		p.cache.put(key, r)
+		if !p.noCache {
+			p.cache.put(key, r)
+		}
 	}
 	if r.kind == rLive {
 		r = p.fallback.read(s, lx, op, hints)
@@ -81,6 +86,11 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	if hinted {
 		used = hints
 	}
+	// A reading that writes its year and explains every number is a date
+	// whatever now is: no probe needed.
+	if y := r1.Time.Year(); r1.Period <= date.Day && lx.hasDigit && (writesYear(lx, y) || writesYear(lx, y+543)) && explains(lx, r1.Time) {
+		return f.absolute(lx, op, r1, weak)
+	}
 	n2 := op.now.Add(probe2)
 	r2, ok := f.call(s, op, n2, used)
 	if !ok {
@@ -92,12 +102,13 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	if weak {
 		return reading{}
 	}
-	n3 := op.now.Add(probe3)
-	r3, ok := f.call(s, op, n3, used)
-	if !ok {
-		return reading{}
-	}
-	return relative(lx, op, [3]date.Date{r1, r2, r3}, [3]time.Time{op.now, n2, n3})
+	// The third moment is asked only when the first two leave more than
+	// one shape.
+	return relative(lx, op, [3]date.Date{r1, r2}, [3]time.Time{op.now, n2}, func() (date.Date, time.Time, bool) {
+		n3 := op.now.Add(probe3)
+		r3, ok := f.call(s, op, n3, used)
+		return r3, n3, ok
+	})
 }
 
 // baseLanguage returns the language of a locale name ("pt-BR" -> "pt").
@@ -207,7 +218,7 @@ func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak bool) reading
 // relative finds the shape of a reading that depends on now, from the
 // library's answers rs against the moments ns. Amounts are small numbers;
 // text with numbers must move away from now.
-func relative(lx *lexer, op *opts, rs [3]date.Date, ns [3]time.Time) reading {
+func relative(lx *lexer, op *opts, rs [3]date.Date, ns [3]time.Time, third func() (date.Date, time.Time, bool)) reading {
 	nums := 0
 	for _, t := range lx.toks {
 		if t.kind == tNum {
@@ -221,8 +232,25 @@ func relative(lx *lexer, op *opts, rs [3]date.Date, ns [3]time.Time) reading {
 	if lx.hasDigit && rs[0].Time.Equal(ns[0]) {
 		return reading{} // "No. 7" read as "now": the number is left over
 	}
+	var fit []reading
 	for _, c := range candidates(op, rs[0], ns[0]) {
-		if matches(&c, op, rs, ns) {
+		if matches(&c, op, rs[:2], ns[:2]) {
+			fit = append(fit, c)
+		}
+	}
+	switch len(fit) {
+	case 0:
+		return reading{kind: rLive}
+	case 1:
+		return fit[0]
+	}
+	r3, n3, ok := third()
+	if !ok {
+		return reading{}
+	}
+	rs[2], ns[2] = r3, n3
+	for _, c := range fit {
+		if matches(&c, op, rs[:], ns[:]) {
 			return c
 		}
 	}
@@ -261,7 +289,7 @@ func candidates(op *opts, r date.Date, now time.Time) []reading {
 // matches reports whether c, resolved against each moment, gives the
 // library's answer: the same instant for times, the same day otherwise.
 // Weekdays are checked as the library reads them, in the past.
-func matches(c *reading, op *opts, rs [3]date.Date, ns [3]time.Time) bool {
+func matches(c *reading, op *opts, rs []date.Date, ns []time.Time) bool {
 	for i := range rs {
 		o := *op
 		o.now = ns[i].In(op.loc)

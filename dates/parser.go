@@ -15,6 +15,7 @@ import (
 // serialises its own calls.
 type Parser struct {
 	cache    *cache
+	noCache  bool
 	fallback *fallback
 }
 
@@ -27,6 +28,9 @@ type Options struct {
 	// NoFallback turns the fallback library off: only the hand-written
 	// forms are read and everything else is an error. Defaults to false.
 	NoFallback bool
+	// NoCache makes every fallback read ask the library, for measuring
+	// what the cache saves. Defaults to false.
+	NoCache bool
 }
 
 var _ crawlkeeper.DateParser = (*Parser)(nil)
@@ -39,7 +43,7 @@ func NewWithOptions(o Options) *Parser {
 	if o.CacheSize <= 0 {
 		o.CacheSize = 65536
 	}
-	p := &Parser{cache: newCache(o.CacheSize)}
+	p := &Parser{cache: newCache(o.CacheSize), noCache: o.NoCache}
 	if !o.NoFallback {
 		p.fallback = newFallback()
 	}

@@ -291,3 +291,29 @@ func TestLayoutsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackCorpus checks that the fallback corpus of the benchmark is
+// what it claims: text the hand-written parser does not read and the
+// library does.
+func TestFallbackCorpus(t *testing.T) {
+	in := FallbackCorpus(2000, 3)
+	distinct := map[string]bool{}
+	for _, s := range in {
+		distinct[s] = true
+	}
+	hand := NewWithOptions(Options{NoFallback: true})
+	p := New()
+	o := crawlkeeper.DateOptions{Now: time.Date(2024, 5, 20, 12, 0, 0, 0, time.UTC)}
+	n := 0
+	for s := range distinct {
+		if n++; raceEnabled && n > 40 {
+			break
+		}
+		if _, err := hand.ParseDate(s, o); err == nil {
+			t.Errorf("%q: the hand-written parser reads it", s)
+		}
+		if _, err := p.ParseDate(s, o); err != nil {
+			t.Errorf("%q: %v", s, err)
+		}
+	}
+}

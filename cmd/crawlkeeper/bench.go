@@ -41,6 +41,12 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		Scale:       *scale,
 		Dates:       dates.New(),
 		MixedCorpus: dates.MixedCorpus,
+		DateBaselines: bench.DateBaselines{
+			Library:        dates.NewLibrary(),
+			Uncached:       dates.NewWithOptions(dates.Options{NoCache: true}),
+			NewCached:      func() crawlkeeper.DateParser { return dates.New() },
+			FallbackCorpus: dates.FallbackCorpus,
+		},
 		Open: func(ctx context.Context, name string) (crawlkeeper.Store, func(), error) {
 			return backends.OpenScratch(ctx, a.storeURL, scratch, name)
 		},
