@@ -32,8 +32,27 @@ type IngestSummary struct {
 	CrawledAtDefaulted int `json:"crawled_at_defaulted"`
 	// DateErrors counts event-field strings that could not be read.
 	DateErrors int `json:"date_errors"`
+	// DateErrorList names the first of them, by item position and field:
+	// `deadline: cannot read "Rolling"`, so that an operator knows which
+	// selector broke. DateErrors counts them all.
+	DateErrorList []ItemError `json:"date_error_list,omitempty"`
 	// Marked counts crawl-round marks recorded from _target and _round.
 	Marked int `json:"marked"`
+}
+
+// maxReportedDateErrors bounds the date errors an ingest summary lists.
+const maxReportedDateErrors = 100
+
+// dateErrors counts the date errors of one prepared item and lists the
+// first ones.
+func (s *IngestSummary) dateErrors(p *Prepared) {
+	s.DateErrors += len(p.DateFailures)
+	for _, e := range p.DateFailures {
+		if len(s.DateErrorList) >= maxReportedDateErrors {
+			return
+		}
+		s.DateErrorList = append(s.DateErrorList, ItemError{Line: p.Line, Error: e.String()})
+	}
 }
 
 func (s *IngestSummary) reject(line int, err error) {
@@ -97,7 +116,6 @@ type preparedChunk struct {
 	read     int
 	readErr  error
 	defaults int
-	dateErrs int
 }
 
 func (g *Ingester) now() time.Time {
@@ -169,7 +187,9 @@ func (g *Ingester) Ingest(ctx context.Context, r io.Reader, base Meta) (*IngestS
 	for pc := range prepared {
 		sum.Read += pc.read
 		sum.CrawledAtDefaulted += pc.defaults
-		sum.DateErrors += pc.dateErrs
+		for _, p := range pc.items {
+			sum.dateErrors(p)
+		}
 		for _, e := range pc.rejected {
 			sum.reject(e.Line, Errorf(EINVALID, "%s", e.Error))
 		}
@@ -210,7 +230,7 @@ func (g *Ingester) IngestItems(ctx context.Context, items []map[string]any, meta
 		if p.CrawledAtDefaulted {
 			sum.CrawledAtDefaulted++
 		}
-		sum.DateErrors += len(p.DateErrors)
+		sum.dateErrors(p)
 		batch = append(batch, p)
 		if len(batch) == size {
 			if err := g.write(ctx, batch, sum); err != nil {
@@ -264,7 +284,6 @@ func (g *Ingester) prepareChunk(raws []RawItem, base Meta) preparedChunk {
 		if p.CrawledAtDefaulted {
 			pc.defaults++
 		}
-		pc.dateErrs += len(p.DateErrors)
 		pc.items = append(pc.items, p)
 	}
 	sort.SliceStable(pc.rejected, func(i, j int) bool { return pc.rejected[i].Line < pc.rejected[j].Line })

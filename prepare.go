@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Prepared is an item ready to be written: validated, keyed, hashed and
@@ -28,9 +31,13 @@ type Prepared struct {
 	CrawledAt          time.Time
 	CrawledAtDefaulted bool
 	EventAt            *time.Time
-	DateErrors         []string
-	Target             string
-	Round              string
+	// DateErrors are the raw strings of the event fields that could not
+	// be read, as stored (see Record.DateErrors); DateFailures name their
+	// fields, in the same order.
+	DateErrors   []string
+	DateFailures []DateError
+	Target       string
+	Round        string
 	// Fields lists the item's top-level fields and whether each had a
 	// value, for the monitor's rare-field tracking.
 	Fields []FieldFill
@@ -143,30 +150,77 @@ func (p *Preparer) PrepareDecoded(item map[string]any, meta Meta, line int, now 
 	} else {
 		out.CrawledAtDefaulted = true
 	}
-	out.EventAt, out.DateErrors = ReadEventFields(dates, pol, item, now)
+	out.EventAt, out.DateFailures = ReadEventDates(dates, pol, item, now)
+	out.DateErrors = DateErrorValues(out.DateFailures)
 	return out, nil
+}
+
+// DateError is an event field whose value could not be read as a date.
+// Records store the raw value alone (Record.DateErrors), exactly as the
+// item has it, so that a later parser reads it again from the item; the
+// field is named in messages (DateErrorFields recovers it for stored
+// records).
+type DateError struct {
+	Field string `json:"field"`
+	Value string `json:"value"`
+}
+
+// String names the field and quotes the value: `deadline: cannot read
+// "Rolling"`.
+func (e DateError) String() string {
+	return fmt.Sprintf("%s: cannot read %s", e.Field, quoteValue(e.Value))
+}
+
+// quoteValue quotes a raw value for a message, cut when it is too long to
+// be a date.
+func quoteValue(s string) string {
+	const max = 120
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
+}
+
+// DateErrorValues returns the raw values of errs, as records store them.
+func DateErrorValues(errs []DateError) []string {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Value
+	}
+	return out
 }
 
 // ReadEventFields reads the source's event fields of item into the moment
 // the record's event is over: the latest of the readable fields, with a
 // date-only value meaning the end of that day in the source's zone.
-// Unreadable strings are returned as date errors and never produce a time.
+// Unreadable strings are returned as date errors (raw values, as records
+// store them) and never produce a time.
 func ReadEventFields(dates DateParser, pol *SourcePolicy, item map[string]any, now time.Time) (*time.Time, []string) {
+	at, errs := ReadEventDates(dates, pol, item, now)
+	return at, DateErrorValues(errs)
+}
+
+// ReadEventDates is ReadEventFields with the date errors naming their
+// fields. Event fields are upcoming dates (DateOptions.Upcoming): a
+// deadline "Friday" is the Friday to come.
+func ReadEventDates(dates DateParser, pol *SourcePolicy, item map[string]any, now time.Time) (*time.Time, []DateError) {
 	var at *time.Time
-	var errs []string
+	var errs []DateError
 	for _, f := range pol.EventFields {
 		v, ok := item[f]
 		if !ok || v == nil {
 			continue
 		}
-		var s string
-		switch x := v.(type) {
-		case string:
-			s = x
-		case json.Number:
-			s = x.String()
-		default:
-			errs = append(errs, fieldText(v))
+		s, isText := eventText(v)
+		if !isText {
+			errs = append(errs, DateError{Field: f, Value: s})
 			continue
 		}
 		if NormalizeText(s) == "" {
@@ -178,7 +232,7 @@ func ReadEventFields(dates DateParser, pol *SourcePolicy, item map[string]any, n
 			Upcoming: true,
 		})
 		if err != nil {
-			errs = append(errs, s)
+			errs = append(errs, DateError{Field: f, Value: s})
 			continue
 		}
 		t := d.Time
@@ -191,6 +245,43 @@ func ReadEventFields(dates DateParser, pol *SourcePolicy, item map[string]any, n
 		}
 	}
 	return at, errs
+}
+
+// eventText returns the text of an event field's value and whether it is
+// text a parser may read (a string or a number); other values are errors
+// as they are.
+func eventText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return x.String(), true
+	}
+	return fieldText(v), false
+}
+
+// DateErrorFields names the fields of a stored record's date errors: each
+// raw value is matched to the event field of item that holds it. A value
+// no event field holds any more (the configuration changed) is named "?".
+func DateErrorFields(pol *SourcePolicy, item map[string]any, raws []string) []DateError {
+	out := make([]DateError, 0, len(raws))
+	used := map[string]bool{}
+	for _, raw := range raws {
+		e := DateError{Field: "?", Value: raw}
+		for _, f := range pol.EventFields {
+			v, ok := item[f]
+			if !ok || v == nil || used[f] {
+				continue
+			}
+			if s, _ := eventText(v); s == raw {
+				e.Field = f
+				used[f] = true
+				break
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // filled reports whether a field value counts as present: not null, not an

@@ -112,6 +112,19 @@ func TestEventFields(t *testing.T) {
 	if strings.Join(p.DateErrors, "|") != "whenever" {
 		t.Fatalf("date_errors = %q", p.DateErrors)
 	}
+	// The stored value stays raw, so that a later parser reads it again;
+	// messages name the field.
+	if len(p.DateFailures) != 1 || p.DateFailures[0].String() != `closing_date: cannot read "whenever"` {
+		t.Fatalf("date failures = %v", p.DateFailures)
+	}
+	pol, _ := cfg.Policy("")
+	item, _, _ := DecodeItem(p.Item, Meta{})
+	if got := DateErrorFields(pol, item, p.DateErrors); len(got) != 1 || got[0] != p.DateFailures[0] {
+		t.Fatalf("fields recovered from the stored record = %v", got)
+	}
+	if got := DateErrorFields(pol, item, []string{"gone"}); got[0].Field != "?" {
+		t.Fatalf("a value no field holds = %v", got)
+	}
 	bad, _ := prep.Prepare([]byte(`{"title":"t","url":"https://e.test/","deadline":"soon"}`), 1, Meta{}, T0)
 	if bad.EventAt != nil {
 		t.Fatalf("an unreadable deadline must not produce event_at, got %v", bad.EventAt)

@@ -186,6 +186,10 @@ type SourceStats struct {
 	MedianLifetimeS *float64 `json:"median_lifetime_s,omitempty"`
 	// ChangesPerWeek is content changes per week over the last 4 weeks.
 	ChangesPerWeek *float64 `json:"changes_per_week,omitempty"`
+	// DateErrorSamples name a few of the source's date errors by field
+	// (`deadline: cannot read "Rolling"`), from its most recently updated
+	// active records. SampleDateErrors fills them; stores do not.
+	DateErrorSamples []string `json:"date_error_samples,omitempty"`
 }
 
 // Merge adds the per-source analytics of ArchiveStore.ArchiveStats.

@@ -279,6 +279,9 @@ func (s *Server) getStats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st.Merge(extra)
+	if err := crawlkeeper.SampleDateErrors(r.Context(), s.Store, s.Config, st, 3); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, st)
 	return nil
 }

@@ -126,6 +126,14 @@ func printIngestSummary(w io.Writer, s *crawlkeeper.IngestSummary) {
 	}
 	if s.DateErrors > 0 {
 		fmt.Fprintf(w, "%s could not be read; see date_errors in `crawlkeeper records`\n", plural(s.DateErrors, "event date"))
+		const shown = 20
+		for i, e := range s.DateErrorList {
+			if i == shown {
+				fmt.Fprintf(w, "(%d more date errors not listed; --json lists %d)\n", s.DateErrors-shown, len(s.DateErrorList))
+				break
+			}
+			fmt.Fprintf(w, "line %d: %s\n", e.Line, e.Error)
+		}
 	}
 	for _, e := range s.Errors {
 		fmt.Fprintf(w, "line %d: %s\n", e.Line, e.Error)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,6 +77,12 @@ func TestIngestRecordsHistoryStatsCheck(t *testing.T) {
 	if len(errs) != 3 || errs[0].(map[string]any)["line"] != float64(10) {
 		t.Fatalf("errors = %v", errs)
 	}
+	// Date errors name the field, so that an operator knows which
+	// selector broke.
+	if de, _ := sum["date_error_list"].([]any); len(de) != 1 || de[0].(map[string]any)["line"] != float64(8) ||
+		de[0].(map[string]any)["error"] != `closing_date: cannot read "soon"` {
+		t.Fatalf("date_error_list = %v", sum["date_error_list"])
+	}
 
 	// Re-ingesting the file changes nothing but last_updated_at.
 	out = c.ok(string(sample), "ingest", "--json", "--now", "2026-12-01T10:00:00Z", "-")
@@ -129,6 +136,12 @@ func TestIngestRecordsHistoryStatsCheck(t *testing.T) {
 	}
 	if src := st["sources"].(map[string]any)["jobs.example"].(map[string]any); src["active"] != float64(3) {
 		t.Fatalf("source stats = %v", src)
+	}
+	if src := st["sources"].(map[string]any)["events.example"].(map[string]any); fmt.Sprint(src["date_error_samples"]) != `[closing_date: cannot read "soon"]` {
+		t.Fatalf("events.example date error samples = %v", src["date_error_samples"])
+	}
+	if out := c.ok("", "stats"); !strings.Contains(out, `closing_date: cannot read "soon"`) {
+		t.Fatalf("stats does not name the date error's field:\n%s", out)
 	}
 
 	var chk map[string]any

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
 )
 
 func init() {
@@ -34,6 +36,9 @@ func runStats(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	s.Merge(extra)
+	if err := crawlkeeper.SampleDateErrors(ctx, st, a.cfg, s, 3); err != nil {
+		return err
+	}
 	if a.json {
 		return a.printJSON(s)
 	}
@@ -63,6 +68,9 @@ func runStats(ctx context.Context, a *app, args []string) error {
 			changes = fmt.Sprintf("%.1f", *ss.ChangesPerWeek)
 		}
 		fmt.Fprintf(a.stdout, "%-24s %10d %10d %12d %14s %14s\n", label, ss.Active, ss.Archived, ss.DateErrors, life, changes)
+		for _, msg := range ss.DateErrorSamples {
+			fmt.Fprintf(a.stdout, "    %s\n", msg)
+		}
 	}
 	return nil
 }
