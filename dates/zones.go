@@ -4,11 +4,13 @@ import "time"
 
 // zone is a time zone abbreviation with the one offset it has in practice.
 // Abbreviations name an offset, not a region with rules, so a fixed zone is
-// the honest reading: "10:30 EST" is 15:30 UTC whatever the season.
+// the honest reading: "10:30 EST" is 15:30 UTC whatever the season. The
+// North American region names (ET, PT) are the exception.
 type zone struct {
-	name string
-	off  int // seconds east of UTC
-	loc  *time.Location
+	name   string
+	off    int    // seconds east of UTC
+	region string // an IANA zone whose rules the name follows, if any
+	loc    *time.Location
 }
 
 // zoneTable lists the abbreviations sites print. Where an abbreviation is
@@ -30,6 +32,10 @@ var zoneTable = []zone{
 	{name: "GST", off: 4 * 3600}, {name: "IRST", off: 3*3600 + 1800}, {name: "SAST", off: 2 * 3600}, {name: "CAT", off: 2 * 3600},
 	{name: "EAT", off: 3 * 3600}, {name: "WAT", off: 3600}, {name: "BRT", off: -3 * 3600}, {name: "ART", off: -3 * 3600},
 	{name: "CLT", off: -4 * 3600}, {name: "COT", off: -5 * 3600}, {name: "PET", off: -5 * 3600},
+	// North American sites write the region's time without saying
+	// whether it is standard or daylight time: the region's rules decide.
+	{name: "ET", off: -5 * 3600, region: "America/New_York"}, {name: "CT", off: -6 * 3600, region: "America/Chicago"},
+	{name: "MT", off: -7 * 3600, region: "America/Denver"}, {name: "PT", off: -8 * 3600, region: "America/Los_Angeles"},
 }
 
 // offsetZones holds one fixed zone per quarter hour from -14:00 to +14:00,
@@ -43,9 +49,17 @@ func init() {
 	}
 	for i := range zoneTable {
 		z := &zoneTable[i]
-		if z.off == 0 {
+		switch {
+		case z.region != "":
+			// Without the zone database, the standard offset.
+			if loc, err := time.LoadLocation(z.region); err == nil {
+				z.loc = loc
+			} else {
+				z.loc = time.FixedZone(z.name, z.off)
+			}
+		case z.off == 0:
 			z.loc = time.UTC
-		} else {
+		default:
 			z.loc = time.FixedZone(z.name, z.off)
 		}
 	}

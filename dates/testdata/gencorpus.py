@@ -3,6 +3,10 @@
 
 Three public sources, each into its own file:
 
+  corpus/formats.tsv  machine and program formats from their
+                      specifications (RFC 3339, RFC 1123, asctime, web
+                      server logs, JavaScript, Go, Python, Java, SQL,
+                      browser and Windows locale formats).
   corpus/glibc.tsv    every locale of the GNU C library's locale sources
                       (/usr/share/i18n/locales, Debian package "locales"):
                       dates and times written with the locale's own formats
@@ -57,6 +61,84 @@ def row(lang, kind, text, want, opts=""):
     if not text:
         return None
     return "\t".join([lang, kind, text, want, opts])
+
+
+# --- public formats --------------------------------------------------------
+
+def formats_rows():
+    """Machine and program formats, from their specifications: RFC 3339,
+    RFC 1123/2822, RFC 850, ANSI C asctime, ISO 8601 basic and week dates,
+    Unix time, HTTP and syslog dates, web server logs, JavaScript's
+    Date.toString and toUTCString, Go's time.Time.String, Python's str()
+    of a datetime, Java's Date.toString, SQL timestamps and the locale
+    formats of Windows and browsers (toLocaleString)."""
+    rows = []
+    days = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    fdays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    mons = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    fmons = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+    moments = [datetime(2024, 5, 15, 10, 30, 7), datetime(2023, 12, 1, 23, 5, 0), datetime(2021, 2, 28, 8, 4, 9),
+               datetime(2019, 7, 4, 17, 45, 30), datetime(2025, 1, 9, 0, 15, 59), datetime(2022, 10, 31, 12, 0, 0)]
+    zones = [(0, "UTC", "GMT"), (2 * 3600, "CEST", "Central European Summer Time"), (-7 * 3600, "PDT", "Pacific Daylight Time"),
+             (9 * 3600, "JST", "Japan Standard Time"), (-5 * 3600, "EST", "Eastern Standard Time"), (5 * 3600 + 1800, "IST", "India Standard Time")]
+    for i, t in enumerate(moments):
+        off, abbr, long = zones[i % len(zones)]
+        sign = "+" if off >= 0 else "-"
+        oh, om = divmod(abs(off) // 60, 60)
+        z = "%s%02d%02d" % (sign, oh, om)
+        zc = "%s%02d:%02d" % (sign, oh, om)
+        local = "%04d-%02d-%02dT%02d:%02d:%02d" % (t.year, t.month, t.day, t.hour, t.minute, t.second)
+        want = local + ("Z" if off == 0 else zc)
+        want_utc = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        day = date(t.year, t.month, t.day).isoformat()
+        a, fa = days[t.weekday()], fdays[t.weekday()]
+        b, fb = mons[t.month - 1], fmons[t.month - 1]
+        h12 = (t.hour + 11) % 12 + 1
+        ap = "AM" if t.hour < 12 else "PM"
+        cases = [
+            (local + zc, want, ""), (local + ".123" + zc, local + ".123" + (zc if off else "Z"), ""),
+            (local + "Z", want_utc, ""), (local.replace("T", " ") + zc, want, ""),
+            ("%s, %02d %s %d %02d:%02d:%02d %s" % (a, t.day, b, t.year, t.hour, t.minute, t.second, z), want, ""),
+            ("%s, %d %s %d %02d:%02d:%02d GMT" % (a, t.day, b, t.year, t.hour, t.minute, t.second), want_utc, ""),
+            ("%s, %02d-%s-%02d %02d:%02d:%02d GMT" % (fa, t.day, b, t.year % 100, t.hour, t.minute, t.second), want_utc, ""),
+            ("%s %s %2d %02d:%02d:%02d %d" % (a, b, t.day, t.hour, t.minute, t.second, t.year), want_utc, ""),
+            ("%s %s %2d %02d:%02d:%02d %s %d" % (a, b, t.day, t.hour, t.minute, t.second, abbr, t.year), want, ""),
+            ("%s %s %02d %02d:%02d:%02d %s %d" % (a, b, t.day, t.hour, t.minute, t.second, z, t.year), want, ""),
+            ("%04d%02d%02dT%02d%02d%02d%s" % (t.year, t.month, t.day, t.hour, t.minute, t.second, "Z" if off == 0 else z), want, ""),
+            ("%04d%02d%02d" % (t.year, t.month, t.day), day, ""),
+            ("%d-W%02d-%d" % (t.isocalendar()[0], t.isocalendar()[1], t.isocalendar()[2]), day, ""),
+            ("%02d/%s/%d:%02d:%02d:%02d %s" % (t.day, b, t.year, t.hour, t.minute, t.second, z), want, ""),
+            ("[%02d/%s/%d:%02d:%02d:%02d %s]" % (t.day, b, t.year, t.hour, t.minute, t.second, z), want, ""),
+            ("%s %s %02d %d %02d:%02d:%02d GMT%s (%s)" % (a, b, t.day, t.year, t.hour, t.minute, t.second, z, long), want, ""),
+            ("%s-%02d-%02d %02d:%02d:%02d %s %s" % (t.year, t.month, t.day, t.hour, t.minute, t.second, z, abbr), want, ""),
+            ("%s-%02d-%02d %02d:%02d:%02d.123456 %s %s m=+0.012345678" % (t.year, t.month, t.day, t.hour, t.minute, t.second, z, abbr), local + ".123456" + ("Z" if off == 0 else zc), ""),
+            ("%s-%02d-%02d %02d:%02d:%02d.123456" % (t.year, t.month, t.day, t.hour, t.minute, t.second), local + ".123456Z", ""),
+            ("%s %s %02d %02d:%02d:%02d %s %d" % (a, b, t.day, t.hour, t.minute, t.second, abbr, t.year), want, ""),
+            ("%s-%02d-%02d %02d:%02d:%02d" % (t.year, t.month, t.day, t.hour, t.minute, t.second), local + "Z", ""),
+            ("%d/%d/%d, %d:%02d:%02d %s" % (t.month, t.day, t.year, h12, t.minute, t.second, ap), local + "Z", "mdy"),
+            ("%02d/%02d/%d, %02d:%02d:%02d" % (t.day, t.month, t.year, t.hour, t.minute, t.second), local + "Z", "dmy"),
+            ("%d.%d.%d, %02d:%02d:%02d" % (t.day, t.month, t.year, t.hour, t.minute, t.second), local + "Z", ""),
+            ("%d/%d/%d %d:%02d:%02d %s" % (t.month, t.day, t.year, h12, t.minute, t.second, ap), local + "Z", "mdy"),
+            ("%d年%d月%d日 %d:%02d:%02d" % (t.year, t.month, t.day, t.hour, t.minute, t.second), local + "Z", ""),
+            ("%s %2d %02d:%02d:%02d" % (b, t.day, t.hour, t.minute, t.second), "2024" + local[4:] + "Z", ""),
+            ("%s %d, %d" % (fb, t.day, t.year), day, ""),
+            ("%s %d, %d %d:%02d %s" % (fb, t.day, t.year, h12, t.minute, ap), local[:16] + ":00Z", ""),
+            ("%d %s %d" % (t.day, fb, t.year), day, ""),
+            ("%02d-%s-%d" % (t.day, b, t.year), day, ""),
+            ("%d-%s-%02d" % (t.year, b, t.day), day, ""),
+            ("%s. %d, %d" % (b, t.day, t.year), day, ""),
+            ("%s, %s %d, %d" % (fa, fb, t.day, t.year), day, ""),
+            ("%02d.%02d.%d %02d:%02d" % (t.day, t.month, t.year, t.hour, t.minute), local[:16] + ":00Z", ""),
+            ("%d/%02d/%02d %d:%d" % (t.year, t.month, t.day, t.hour, t.minute), local[:16] + ":00Z", ""),
+        ]
+        epoch = int(t.replace(tzinfo=timezone.utc).timestamp())
+        cases.append((str(epoch), want_utc, ""))
+        cases.append((str(epoch * 1000), want_utc, ""))
+        for text, w, opts in cases:
+            if not w or not isinstance(w, str):
+                continue
+            rows.append(row("en", "abs", text, w, opts))
+    return rows
 
 
 # --- glibc ---------------------------------------------------------------
@@ -410,6 +492,7 @@ def write(name, source, rows):
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
+    write("formats.tsv", "public machine and program formats", formats_rows())
     write("glibc.tsv", "GNU C library locale sources", glibc_rows())
     write("cldr.tsv", "Unicode CLDR through Babel", cldr_rows())
     write("libwords.tsv", "go-dateparser relative-type tables", libwords_rows())
