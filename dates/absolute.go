@@ -557,6 +557,11 @@ func (p *segParser) word1(i int) bool {
 		return false
 	}
 	switch {
+	case w.kind != kZone && w.is(kZone) && f.hasTime && !f.hasZone && p.prevNonSep(i) == p.timeEnd:
+		// Right after a time a zone name is a zone, whatever else the word
+		// is ("PT" is also Friday in Polish).
+		f.hasZone, f.zone = true, zoneTable[w.valOf(kZone)].loc
+		return true
 	case w.is(kAMPMCtx):
 		// "am" after a time is a meridiem; elsewhere it is the German "on".
 		if p.f.hasTime && p.prevNonSep(i) == p.timeEnd {

@@ -649,6 +649,8 @@ var relativeCases = []dateCase{
 	day("today + 3 days", "2024-05-25"),
 	day("this week", "2024-05-22"),
 	day("this Friday", "2024-05-24"),
+	at("next Friday at 3pm", "2024-05-24T15:00:00Z"),
+	at("last Monday 10:30", "2024-05-20T10:30:00Z"),
 	day("il y a un jour", "2024-05-21"),
 	day("hace una semana", "2024-05-15"),
 	day("dans 2 jours", "2024-05-24"),

@@ -124,6 +124,11 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 		}
 		s = rest
 	}
+	if lx.unknown {
+		if d, ok := readAfterWords(lx, &op); ok {
+			return d, nil
+		}
+	}
 	// Everything else goes to the library, behind the guard (guard.go).
 	if p.fallback != nil && worthAsking(s, lx) {
 		if d, ok := p.viaFallback(s, lx, &op); ok {
@@ -160,7 +165,12 @@ func afterLabel(s string) (string, bool) {
 
 // readAbsolute reads one date or a range of two.
 func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
-	ts := lx.toks
+	return readAbsoluteIn(lx, op, lx.toks, true)
+}
+
+// readAbsoluteIn reads tokens ts as one date or a range. Partial dates (a
+// month, a weekday, a time alone) are read only when partial is set.
+func readAbsoluteIn(lx *lexer, op *opts, ts []token, partial bool) (crawlkeeper.ParsedDate, bool) {
 	split := -1
 	for k := range ts {
 		if isRangeSep(&ts[k]) {
@@ -172,9 +182,10 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 	}
 	if split >= 0 {
 		// An open range: "until May 15" is its end, "May 15 to" its start.
+		// Fillers around it ("valid until", "ends by") do not count.
 		first, last := -1, -1
 		for k := range ts {
-			if ts[k].kind != tSep {
+			if t := &ts[k]; t.kind != tSep && !(t.kind == tWord && t.w != nil && t.w.kind == kFiller && t.w.kind2 == kNone) {
 				if first < 0 {
 					first = k
 				}
@@ -183,12 +194,12 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 		}
 		switch {
 		case split == first && split < last:
-			return readOne(lx, op, ts[split+1:])
+			return readOne(lx, op, ts[split+1:], partial)
 		case split == last && split > first:
 			if !op.rangeStart {
 				return crawlkeeper.ParsedDate{}, false
 			}
-			return readOne(lx, op, ts[:split])
+			return readOne(lx, op, ts[:split], partial)
 		}
 		return readRange(lx, op, split)
 	}
@@ -196,6 +207,9 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 	if sp.parse() {
 		if t, ok := sp.f.build(op.loc, op.now); ok {
 			return crawlkeeper.ParsedDate{Time: t, DateOnly: !sp.f.hasTime}, true
+		}
+		if !partial {
+			return crawlkeeper.ParsedDate{}, false
 		}
 		if d, ok := sp.partial(op); ok {
 			return d, true
@@ -215,7 +229,7 @@ func readAbsolute(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 }
 
 // readOne reads the tokens ts as one date.
-func readOne(lx *lexer, op *opts, ts []token) (crawlkeeper.ParsedDate, bool) {
+func readOne(lx *lexer, op *opts, ts []token, partial bool) (crawlkeeper.ParsedDate, bool) {
 	sp := segParser{ts: ts, buf: lx.buf, order: op.order}
 	if !sp.parse() {
 		return crawlkeeper.ParsedDate{}, false
@@ -223,7 +237,35 @@ func readOne(lx *lexer, op *opts, ts []token) (crawlkeeper.ParsedDate, bool) {
 	if t, ok := sp.f.build(op.loc, op.now); ok {
 		return crawlkeeper.ParsedDate{Time: t, DateOnly: !sp.f.hasTime}, true
 	}
+	if !partial {
+		return crawlkeeper.ParsedDate{}, false
+	}
 	return sp.partial(op)
+}
+
+// readAfterWords reads a full date after up to four leading words the
+// tables do not need ("Offer ends 31 May 2024", "Veröffentlicht am 15.
+// Mai 2024", "Delivery by Fri, May 24"): labels that name the field. Only
+// a complete day (or a range) counts, so that the words skipped cannot
+// turn a count into a date.
+func readAfterWords(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
+	words := 0
+	for k := range lx.toks {
+		t := &lx.toks[k]
+		switch t.kind {
+		case tNum:
+			return crawlkeeper.ParsedDate{}, false
+		case tSep:
+			continue
+		}
+		if words++; words > 4 {
+			return crawlkeeper.ParsedDate{}, false
+		}
+		if d, ok := readAbsoluteIn(lx, op, lx.toks[k+1:], false); ok {
+			return d, true
+		}
+	}
+	return crawlkeeper.ParsedDate{}, false
 }
 
 // isRangeSep reports whether t can only join the two ends of a range.

@@ -63,6 +63,18 @@ func readRelative(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 	if n == 2 {
 		return lastNext(lx, op, list)
 	}
+	// "next Friday at 3pm", "last Monday 10:30": the day, then its time.
+	if d, ok := lastNext(lx, op, list[:2]); ok && d.DateOnly {
+		sp := segParser{ts: lx.toks[list[1]+1:], buf: lx.buf, order: op.order}
+		if sp.parse() && !sp.f.hasDate() && sp.f.hasTime {
+			loc := op.loc
+			if sp.f.hasZone {
+				loc = sp.f.zone
+			}
+			y, m, dd := d.Time.Date()
+			return crawlkeeper.ParsedDate{Time: time.Date(y, m, dd, sp.f.hh, sp.f.mm, sp.f.ss, sp.f.ns, loc)}, true
+		}
+	}
 	return crawlkeeper.ParsedDate{}, false
 }
 
