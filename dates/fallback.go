@@ -79,6 +79,9 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	// Without a hint for the language read, a reading without numbers or
 	// relative to now needs a word that can carry it (see strongWord).
 	weak := !hinted && !strongWord(lx)
+	// Without a year, an unhinted reading needs a word of four letters
+	// or more: "15 pro" is no 15 December.
+	short := !hinted && !longWord(lx)
 	if weak && !lx.hasDigit {
 		return reading{}
 	}
@@ -89,7 +92,7 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	// A reading that writes its year and explains every number is a date
 	// whatever now is: no probe needed.
 	if y := r1.Time.Year(); r1.Period <= date.Day && lx.hasDigit && (writesYear(lx, y) || writesYear(lx, y+543)) && explains(lx, r1.Time) {
-		return f.absolute(lx, op, r1, weak)
+		return f.absolute(lx, op, r1, weak, short)
 	}
 	n2 := op.now.Add(probe2)
 	r2, ok := f.call(s, op, n2, used)
@@ -97,7 +100,7 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 		return reading{}
 	}
 	if r2.Period == r1.Period && r2.Time.Equal(r1.Time) {
-		return f.absolute(lx, op, r1, weak)
+		return f.absolute(lx, op, r1, weak, short)
 	}
 	if weak {
 		return reading{}
@@ -166,7 +169,7 @@ func (f *fallback) call(s string, op *opts, now time.Time, hints []string) (d da
 // absolute checks a reading that does not depend on now and returns it as
 // a day, an instant or a month. Weak text (no word that can carry a date
 // by itself) must write its year.
-func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak bool) reading {
+func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak, short bool) reading {
 	t := r.Time
 	switch {
 	case r.Period == date.Month:
@@ -178,6 +181,10 @@ func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak bool) reading
 		}
 		y := t.Year()
 		if !writesYear(lx, y) {
+			// A month alone must be written in full, as in the tables.
+			if short {
+				return reading{}
+			}
 			y = 0
 		}
 		return reading{kind: rMonth, y: y, m: int(t.Month())}
@@ -193,7 +200,7 @@ func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak bool) reading
 		return reading{}
 	}
 	yearWritten := buddhist || writesYear(lx, t.Year())
-	if !yearWritten && (weak || !monthWordPossible(lx)) {
+	if !yearWritten && (weak || short || !monthWordPossible(lx)) {
 		return reading{}
 	}
 	if !yearWritten {

@@ -33,7 +33,7 @@ func worthAsking(s string, lx *lexer) bool {
 		switch t.kind {
 		case tWord:
 			hasLetter = true
-			if t.w == nil && noiseWords[string(lx.buf[t.i:t.j])] {
+			if noiseWords[string(lx.buf[t.i:t.j])] {
 				return false
 			}
 		case tNum:
@@ -185,6 +185,22 @@ func strongWord(lx *lexer) bool {
 			continue
 		}
 		if n >= 3 || !isLatinLike(r) && (n >= 2 || isCJK(r) || r >= 0x0E00 && r < 0x1000) {
+			return true
+		}
+	}
+	return false
+}
+
+// longWord reports a word of four letters or more, or of a script
+// written without Latin letters.
+func longWord(lx *lexer) bool {
+	for k := range lx.toks {
+		t := &lx.toks[k]
+		if t.kind != tWord {
+			continue
+		}
+		word := lx.buf[t.i:t.j]
+		if r, _ := utf8.DecodeRune(word); !isLatinLike(r) || utf8.RuneCount(word) >= 4 {
 			return true
 		}
 	}

@@ -1,6 +1,9 @@
 package dates
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // kind is the role a word plays in a date.
 type kind uint8
@@ -319,6 +322,67 @@ func init() {
 
 	for i, z := range zoneTable {
 		add(kZone, i, strings.ToLower(z.name))
+	}
+	addCLDR()
+}
+
+// cldrLanguage is one language's names from the CLDR (words_cldr.go).
+type cldrLanguage struct {
+	lang     string
+	months   [12][]string
+	weekdays [7][]string
+	fillers  []string // literal words of the language's date formats ("gada", "ค.ศ")
+}
+
+// addCLDR adds the month and weekday names and format words of every
+// language the library knows (words_cldr.go, generated from the CLDR),
+// after the hand-written tables and only where they are safe: a word the
+// tables already know keeps its roles, a word two languages use for
+// different things is left to the library, and Latin, Greek and Cyrillic
+// words of one or two letters ("ma", "so", "st") are left out, since they
+// are words of other languages too.
+func addCLDR() {
+	type role struct {
+		k kind
+		v int
+	}
+	cands := map[string]map[role]bool{}
+	note := func(s string, k kind, v int) {
+		key := normalizeKey(s)
+		if key == "" || words[key] != nil {
+			return
+		}
+		if r, _ := utf8.DecodeRuneInString(key); isLatinLike(r) && utf8.RuneCountInString(key) < 3 {
+			return
+		}
+		if cands[key] == nil {
+			cands[key] = map[role]bool{}
+		}
+		cands[key][role{k, v}] = true
+	}
+	for i := range cldrNames {
+		l := &cldrNames[i]
+		for m, names := range l.months {
+			for _, n := range names {
+				note(n, kMonth, m+1)
+			}
+		}
+		for d, names := range l.weekdays {
+			for _, n := range names {
+				note(n, kWeekday, d)
+			}
+		}
+		for _, f := range l.fillers {
+			note(f, kFiller, 0)
+		}
+	}
+	for key, roles := range cands {
+		if len(roles) != 1 {
+			continue
+		}
+		for r := range roles {
+			add(r.k, r.v, key)
+		}
 	}
 }
 
