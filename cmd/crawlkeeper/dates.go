@@ -23,12 +23,13 @@ type dateLine struct {
 }
 
 func runDates(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("dates", "dates [--tz ZONE] [--order DMY|MDY|YMD] [--lang L] [--locale L] [--range-start] [STRING...]")
+	fs := a.newFlags("dates", "dates [--tz ZONE] [--order DMY|MDY|YMD] [--lang L] [--locale L] [--range-start] [--upcoming] [STRING...]")
 	tz := fs.String("tz", "UTC", "time `zone` of dates without one (IANA name)")
 	order := fs.String("order", "", "day/month `order` of ambiguous numeric dates: DMY, MDY or YMD (default: by locale)")
 	lang := fs.String("lang", "", "comma-separated language `hints`, e.g. de,ja")
 	locale := fs.String("locale", "", "`locale` such as en-US (hints language and order)")
 	rangeStart := fs.Bool("range-start", false, "read ranges as their start (event fields) instead of their end (deadlines)")
+	upcoming := fs.Bool("upcoming", false, "read a weekday alone or an amount without a direction forward, as ingest reads event fields")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -42,7 +43,7 @@ func runDates(ctx context.Context, a *app, args []string) error {
 	default:
 		return usagef("--order %q: use DMY, MDY or YMD", *order)
 	}
-	opts := crawlkeeper.DateOptions{Location: loc, Order: strings.ToUpper(*order), Locale: *locale, Now: a.now(), RangeStart: *rangeStart}
+	opts := crawlkeeper.DateOptions{Location: loc, Order: strings.ToUpper(*order), Locale: *locale, Now: a.now(), RangeStart: *rangeStart, Upcoming: *upcoming}
 	if *lang != "" {
 		opts.Languages = splitComma(*lang)
 	}

@@ -27,6 +27,16 @@ func TestDatesCommand(t *testing.T) {
 	if lines[0]["time"] != "2025-03-04T00:00:00Z" || lines[1]["time"] != "2025-04-03T00:00:00Z" {
 		t.Errorf("MDY from stdin: %v", lines)
 	}
+	// A weekday alone is the last such day, or the next with --upcoming
+	// (as ingest reads deadlines). 2025-05-20 is a Tuesday.
+	out = c.ok("", "dates", "--json", "--now", "2025-05-20T10:00:00Z", "Friday")
+	if l := decodeLines(t, out); l[0]["time"] != "2025-05-16T00:00:00Z" {
+		t.Errorf("Friday: %v", l)
+	}
+	out = c.ok("", "dates", "--json", "--upcoming", "--now", "2025-05-20T10:00:00Z", "Friday")
+	if l := decodeLines(t, out); l[0]["time"] != "2025-05-23T00:00:00Z" {
+		t.Errorf("Friday, upcoming: %v", l)
+	}
 	if _, errs, code := c.run("", "dates", "--order", "XYZ", "x"); code != 2 || !strings.Contains(errs, "XYZ") {
 		t.Errorf("bad order: %d %s", code, errs)
 	}
