@@ -349,7 +349,7 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 
 	// A time written with dots after a date ("15 maj 2024 10.30.00"), as
 	// Nordic and Finnish sites do.
-	if p.named && !f.hasTime && nd <= 2 && v <= 23 {
+	if (p.named || f.hasY && f.hasM && f.hasD) && !f.hasTime && nd <= 2 && v <= 23 {
 		if s, m := p.tok(i+1), p.tok(i+2); s != nil && m != nil && s.kind == tSep && s.c == '.' && !s.multi && !s.spB && !s.spA && m.kind == tNum && m.nd == 2 && m.v <= 59 {
 			f.hh, f.mm, f.hasTime = v, int(m.v), true
 			end := i + 2
@@ -582,7 +582,8 @@ func (p *segParser) word1(i int) bool {
 		// are words too.
 		word := p.buf[t.i:t.j]
 		r, _ := utf8.DecodeRune(word)
-		p.monthPlain = w.kind2 == kNone && (utf8.RuneCount(word) >= 4 || !isLatinLike(r))
+		n := utf8.RuneCount(word)
+		p.monthPlain = w.kind2 == kNone && (n >= 4 || !isLatinLike(r) && (n >= 3 || isCJK(r) && n >= 2))
 		return true
 	case w.kind == kOrdinal:
 		if prev := p.tok(i - 1); prev != nil && prev.kind == tNum && p.nLoose > 0 && p.loose[p.nLoose-1].v == int(prev.v) {
@@ -608,9 +609,10 @@ func (p *segParser) word1(i int) bool {
 		return true
 	case w.kind == kZone:
 		z := &zoneTable[w.val]
-		if !f.hasTime {
+		if !f.hasTime && z.off != 0 {
 			// Zone abbreviations follow a time; before one they are words
-			// of other languages ("pet" is Friday in Croatian).
+			// of other languages ("pet" is Friday in Croatian). UTC and GMT
+			// are read anywhere.
 			return false
 		}
 		if f.hasZone {

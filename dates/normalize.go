@@ -118,6 +118,14 @@ func mapRune(r rune) rune {
 		return '0' + r - 0x0966
 	case r >= 0x09E6 && r <= 0x09EF: // Bengali digits
 		return '0' + r - 0x09E6
+	case r >= 0x0A66 && unicode.Is(unicode.Nd, r):
+		// The other scripts' digits (Gujarati to Khmer and beyond): each
+		// block is ten digits in a row.
+		k := rune(0)
+		for k < 9 && unicode.Is(unicode.Nd, r-k-1) {
+			k++
+		}
+		return '0' + k%10
 	case r == 0x2010, r == 0x2011, r == 0x2212:
 		return '-'
 	case r >= 0x2012 && r <= 0x2015, r == 0x301C, r == 0x2053, r == 0x223C:

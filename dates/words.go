@@ -192,6 +192,7 @@ func init() {
 		"هـ", "ساعت", "को", "en", "y", "e", "and",
 		"posted", "published", "updated", // the label itself is noise; the date after it decides
 		"deadline", "due", "expires", "expiry", "closes", "closing", "ends", "date", "by", "valid",
+		"klo", "kl", // "klo 10.30", "kl. 10:30": Finnish and Nordic "at" before a time
 		// Hedges before an amount: "about an hour ago".
 		"about", "around", "approximately", "approx", "almost", "nearly", "roughly", "just", "some", "only", "circa", "ca",
 		"etwa", "ungefähr", "environ", "presque", "casi", "aproximadamente", "circa", "quasi", "cerca de", "quase", "bijna", "ongeveer",
@@ -208,12 +209,12 @@ func init() {
 	// "now" words.
 	add(kNow, 0, "now", "just now", "right now", "jetzt", "gerade eben", "maintenant", "à l'instant", "ahora", "adesso", "agora",
 		"nu", "сейчас", "только что", "teraz", "şimdi", "الآن", "الان", "اکنون", "अभी", "今", "现在", "現在", "刚刚", "剛剛", "たった今", "지금", "방금",
-		"nyní", "teď", "právě teď", "nyt", "juuri nyt", "sada", "acum", "ahora mismo", "sekarang", "bây giờ", "ตอนนี้", "עכשיו", "τώρα", "зараз")
+		"nyní", "teď", "právě teď", "nyt", "juuri nyt", "sada", "acum", "ahora mismo", "ngayon", "sekarang", "bây giờ", "ตอนนี้", "עכשיו", "τώρα", "зараз")
 
 	add(kRelDay, 0, "today", "heute", "aujourd'hui", "hoy", "oggi", "hoje", "vandaag", "сегодня", "dzisiaj", "dziś", "bugün",
 		"اليوم", "امروز", "आज", "今日", "きょう", "本日", "今天", "오늘",
 		"dnes", "днес", "сьогодні", "сёння", "hôm nay", "วันนี้", "আজ", "היום", "σήμερα", "idag", "i dag", "tänään", "täna",
-		"azi", "astăzi", "hari ini", "danas", "danes", "šiandien", "šodien", "avui", "ngayon")
+		"azi", "astăzi", "hari ini", "danas", "danes", "šiandien", "šodien", "avui", "금일")
 	add(kRelDay, -1, "yesterday", "gestern", "hier", "ayer", "ieri", "ontem", "gisteren", "вчера", "wczoraj", "dün",
 		"أمس", "امس", "البارحة", "دیروز", "昨日", "きのう", "昨天", "어제",
 		"včera", "вчора", "учора", "hôm qua", "เมื่อวาน", "เมื่อวานนี้", "গতকাল", "אתמול", "χθες", "χτες", "igår", "i går",
@@ -313,7 +314,7 @@ func init() {
 	add(kMarkMin, 0, "分", "분")
 	add(kMarkS, 0, "秒", "초")
 	add(kHalf, 0, "半")
-	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra", "klo", "kl")
+	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra")
 
 	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
 		"至", "到", "から", "부터", "إلى", "الى", "تا", "से")
