@@ -3,6 +3,7 @@ package dates
 import (
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -18,7 +19,8 @@ import (
 // could not read, with its answers remembered (see cache.go) in a form
 // that does not depend on now (see reading.go).
 type fallback struct {
-	pool chan *dps.Parser
+	pool  chan *dps.Parser
+	calls atomic.Int64 // library calls, for tests
 }
 
 func newFallback() *fallback {
@@ -152,6 +154,7 @@ func (f *fallback) call(s string, op *opts, now time.Time, hints []string) (d da
 			cfg.DateOrder = dps.DMY
 		}
 	}
+	f.calls.Add(1)
 	lib := <-f.pool
 	defer func() {
 		f.pool <- lib
