@@ -66,6 +66,9 @@ var (
 // reading that can be remembered.
 func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	hinted := len(hints) > 0
+	if !hinted && !lx.hasDigit && !strongWord(lx) {
+		return reading{} // refused below whatever the library says: do not ask
+	}
 	r1, ok := f.call(s, op, op.now, hints)
 	if !ok && hinted {
 		// Sites mix languages: an English "3 days ago" on a German page.

@@ -16,6 +16,7 @@ import (
 // worthAsking reports whether text the hand-written parser could not read
 // may be sent to the library at all. Its rules describe shapes that are
 // never dates, whatever the language:
+//   - more than 96 bytes or 12 words: a sentence, not a date;
 //   - no letters: numbers and punctuation alone (bare numbers, versions,
 //     phone numbers, scores, fractions) are read by the hand-written
 //     parser or not at all;
@@ -26,13 +27,21 @@ import (
 //   - a word that names something countable or a placeholder ("comments",
 //     "page", "version", "tel", "EUR", "TBA").
 func worthAsking(s string, lx *lexer) bool {
+	// Dates are short; the library tries every language on a sentence
+	// and can take a tenth of a second to give up.
+	if len(s) > maxAsked {
+		return false
+	}
 	hasLetter := false
-	nums := 0
+	nums, words := 0, 0
 	for k := range lx.toks {
 		t := &lx.toks[k]
 		switch t.kind {
 		case tWord:
 			hasLetter = true
+			if words++; words > maxAskedWords {
+				return false
+			}
 			if noiseWords[string(lx.buf[t.i:t.j])] {
 				return false
 			}
@@ -98,6 +107,14 @@ func signOfNonDate(s string) bool {
 	}
 	return false
 }
+
+// Bounds of the text sent to the library: the longest dates in the corpus
+// (a weekday, a day, a month, a year, a time, a zone and an era marker)
+// are about sixty bytes and ten words.
+const (
+	maxAsked      = 96
+	maxAskedWords = 12
+)
 
 // gluedCode reports letters written against the front of a number ("v1",
 // "S03", "H1") or one letter between two numbers ("1e6"). Dates glue
