@@ -93,16 +93,21 @@ func edgeRangeWord(lx *lexer) bool {
 // count, whichever parser looks at it.
 func signOfNonDate(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '%' || c == '$' || c == '#' {
-			return true
-		} else if c >= utf8.RuneSelf {
-			for _, r := range s[i:] {
-				switch {
-				case r == '°', r == '²', r == '³', r == '‰', r == '№', r == '★', r == '☆', unicode.Is(unicode.Sc, r):
-					return true
-				}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == '%' || c == '$' || c == '#' {
+				return true
 			}
-			return false
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size - 1
+		if r < 0x00A2 || r >= 0x0800 && r < 0x0E3F || r > 0x0E3F && r < 0x17DB || r > 0x17DB && r < 0x2030 {
+			continue // letters of most scripts: no sign among them
+		}
+		switch {
+		case r == '°', r == '²', r == '³', r == '‰', r == '№', r == '★', r == '☆', unicode.Is(unicode.Sc, r):
+			return true
 		}
 	}
 	return false

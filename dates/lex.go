@@ -250,7 +250,7 @@ func (lx *lexer) mergePhrases() {
 	out := ts[:0]
 	for k := 0; k < len(ts); k++ {
 		t := ts[k]
-		if t.kind == tWord {
+		if t.kind == tWord && phraseStarts[string(lx.buf[t.i:t.j])] {
 			for n := maxPhraseWords; n >= 2; n-- {
 				last := k + 2*(n-1)
 				if last >= len(ts) || !lx.spacedWords(ts[k:last+1]) {

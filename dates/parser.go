@@ -103,9 +103,7 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 	op := opts{loc: loc, order: order, orderExplicit: explicit, now: now.In(loc), rangeStart: o.RangeStart, upcoming: o.Upcoming,
 		locale: o.Locale, langs: o.Languages}
 	// Go's time.Time.String ends with the monotonic clock reading.
-	if i := strings.Index(s, " m=+"); i > 0 {
-		s = s[:i]
-	} else if i := strings.Index(s, " m=-"); i > 0 {
+	if i := strings.Index(s, " m="); i > 0 && i+3 < len(s) && (s[i+3] == '+' || s[i+3] == '-') {
 		s = s[:i]
 	}
 	lx := lexers.Get().(*lexer)

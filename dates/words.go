@@ -82,11 +82,16 @@ var words = map[string]*word{}
 // maxPhraseWords is the longest phrase in words, in words.
 var maxPhraseWords = 1
 
+// phraseStarts are the first words of the phrases in words: only they can
+// start a merge.
+var phraseStarts = map[string]bool{}
+
 func add(k kind, val int, list ...string) {
 	for _, s := range list {
 		key := normalizeKey(s)
-		if n := strings.Count(key, " ") + 1; n > maxPhraseWords {
-			maxPhraseWords = n
+		if n := strings.Count(key, " ") + 1; n > 1 {
+			maxPhraseWords = max(maxPhraseWords, n)
+			phraseStarts[key[:strings.IndexByte(key, ' ')]] = true
 		}
 		w := words[key]
 		switch {
