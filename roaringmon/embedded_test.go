@@ -2,7 +2,6 @@ package roaringmon_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -20,73 +19,6 @@ func targetNames(n int) []string {
 		out[i] = fmt.Sprintf("company-%06d.example", i)
 	}
 	return out
-}
-
-// failingMarker writes the marks through the real monitor, then fails, so
-// the ingest transaction that carries them rolls back.
-type failingMarker struct{ m crawlkeeper.TxMarker }
-
-func (f failingMarker) MarkTx(ctx context.Context, tx crawlkeeper.MonitorTx, marks []crawlkeeper.Mark) (func(), error) {
-	if _, err := f.m.MarkTx(ctx, tx, marks); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("injected failure after the marks were written")
-}
-
-func TestIngestCommitsMarksWithRecords(t *testing.T) {
-	s := MustOpenStore(t)
-	m := MustOpen(t, s, crawlkeeper.MonitorOptions{}, 0)
-	defer m.Close()
-	s.SetTxMarker(m)
-	g := &crawlkeeper.Ingester{Store: s, MarksInStore: true, Now: func() time.Time { return monitortest.T0 }}
-	items := []map[string]any{
-		{"title": "a", "url": "https://x.example/a", "_target": "x.example", "_round": "1"},
-		{"title": "b", "url": "https://y.example/b", "_target": "y.example", "_round": "1"},
-		{"title": "c", "url": "https://y.example/c", "_target": "y.example", "_round": "1"},
-	}
-	metas := make([]crawlkeeper.Meta, len(items))
-	for i, it := range items {
-		metas[i] = crawlkeeper.Meta{Target: it["_target"].(string), Round: it["_round"].(string)}
-		delete(it, "_target")
-		delete(it, "_round")
-	}
-	sum, err := g.IngestItems(ctx, items, metas)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Inserted != 3 || sum.Marked != 2 {
-		t.Fatalf("summary = %+v", sum)
-	}
-	st, err := m.Status(ctx, "1")
-	if err != nil || st.Done != 2 {
-		t.Fatalf("status = %+v, %v", st, err)
-	}
-
-	// When the transaction fails after the marks were written, neither the
-	// records nor the marks are kept.
-	s.SetTxMarker(failingMarker{m})
-	items = []map[string]any{{"title": "d", "url": "https://z.example/d"}}
-	_, err = g.IngestItems(ctx, items, []crawlkeeper.Meta{{Target: "z.example", Round: "1"}})
-	if err == nil {
-		t.Fatal("ingest succeeded through a failing marker")
-	}
-	if stats, err := s.Stats(ctx); err != nil || stats.Active != 3 {
-		t.Fatalf("records after the failed batch: %+v, %v (want the 3 earlier ones)", stats, err)
-	}
-	st, _ = m.Status(ctx, "1")
-	if st.Done != 2 {
-		t.Fatalf("done after the failed batch = %d, want 2", st.Done)
-	}
-	if _, err := m.Target(ctx, "z.example"); crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
-		t.Fatalf("the failed batch's target is in the dictionary: %v", err)
-	}
-	// The monitor still writes: the dictionary stayed dense.
-	if _, err := m.Mark(ctx, []crawlkeeper.Mark{{Round: "1", Target: "w.example", Kind: crawlkeeper.MarkDone, At: monitortest.T0}}); err != nil {
-		t.Fatal(err)
-	}
-	if ts, err := m.Target(ctx, "w.example"); err != nil || ts.ID != 2 {
-		t.Fatalf("w.example = %+v, %v (want id 2)", ts, err)
-	}
 }
 
 func TestCompactAndReopen(t *testing.T) {

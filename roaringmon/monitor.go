@@ -149,13 +149,26 @@ func (m *Monitor) catchUp(v crawlkeeper.MonitorView, needDict bool) error {
 var errStop = errors.New("stop")
 
 // read runs fn on caught-up memory.
+//
+// mu is taken inside the persister's transaction, never around it, as in
+// writes: a goroutine that waits for mu may hold one of the store's pooled
+// connections, so holding mu while waiting for a connection could leave
+// every connection with a goroutine waiting for mu.
 func (m *Monitor) read(ctx context.Context, needDict bool, fn func() error) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.p.ViewMonitor(ctx, func(v crawlkeeper.MonitorView) error { return m.catchUp(v, needDict) }); err != nil {
+	var ferr error
+	err := m.p.ViewMonitor(ctx, func(v crawlkeeper.MonitorView) error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if err := m.catchUp(v, needDict); err != nil {
+			return err
+		}
+		ferr = fn()
+		return nil
+	})
+	if err != nil {
 		return wrap("read monitor", err)
 	}
-	return fn()
+	return ferr
 }
 
 // change is what a write built: a log entry and the dictionary names it

@@ -36,24 +36,19 @@ func MustOpen(tb testing.TB, p crawlkeeper.MonitorPersister, opts crawlkeeper.Mo
 	return m
 }
 
-func TestConformance(t *testing.T) {
-	// Each handle gets its own store connection pools on the same file, as
-	// separate processes would.
-	run := func(t *testing.T, compactEvery int) {
-		monitortest.Run(t, func(tb testing.TB) func(crawlkeeper.MonitorOptions) crawlkeeper.Monitor {
-			path := filepath.Join(tb.TempDir(), "crawlkeeper.db")
-			return func(opts crawlkeeper.MonitorOptions) crawlkeeper.Monitor {
-				s, err := sqlite.Open(context.Background(), path)
-				if err != nil {
-					tb.Fatal(err)
-				}
-				tb.Cleanup(func() { s.Close() })
-				return MustOpen(tb, s, opts, compactEvery)
+// TestPersister runs the monitor suite and the persister suite over the
+// SQLite store; each handle is a store with its own connection pools on
+// the same file, as another process would open.
+func TestPersister(t *testing.T) {
+	monitortest.RunPersister(t, func(tb testing.TB) func() crawlkeeper.Store {
+		path := filepath.Join(tb.TempDir(), "crawlkeeper.db")
+		return func() crawlkeeper.Store {
+			s, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				tb.Fatal(err)
 			}
-		})
-	}
-	t.Run("Default", func(t *testing.T) { run(t, 0) })
-	// Folding after every second entry exercises snapshots, the kept log
-	// tail and reloads of handles that lag behind a fold.
-	t.Run("CompactOften", func(t *testing.T) { run(t, 2) })
+			tb.Cleanup(func() { s.Close() })
+			return s
+		}
+	})
 }
