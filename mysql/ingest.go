@@ -21,13 +21,22 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		return &crawlkeeper.IngestResult{Outcomes: []crawlkeeper.Outcome{}, IDs: []int64{}}, nil
 	}
 	var res *crawlkeeper.IngestResult
+	var marked func()
 	err := s.inTx(ctx, "ingest", func(tx *sql.Tx) error {
 		var err error
-		res, err = s.ingest(ctx, tx, b)
+		marked = nil // an aborted attempt's marks never committed
+		if res, err = s.ingest(ctx, tx, b); err != nil {
+			return err
+		}
+		marked, err = s.writeMarks(ctx, tx, b.Marks)
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if marked != nil {
+		marked()
+		res.MarksWritten = true
 	}
 	return res, nil
 }
