@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -88,6 +89,11 @@ type Store struct {
 	keys                                *mongo.Collection
 	recordIDs, journalSeq               *mongo.Collection
 	state, journal, leases, deadLetters *mongo.Collection
+	// The embedded monitor's collections (see monitor.go).
+	monTargets, monLog, monSnaps, monParts *mongo.Collection
+	// logHint is the highest monitor log entry this store saw (see
+	// highestLog).
+	logHint atomic.Int64
 
 	// crashAt, when set, runs after each step of a move ("archive:locked",
 	// "archive:copied", "archive:deleted", and the same for "active");
@@ -151,6 +157,8 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
 		moves: db.Collection("moves"), keys: db.Collection("keys"), state: db.Collection("state"),
 		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
+		monTargets: db.Collection("monitor_targets"), monLog: db.Collection("monitor_log"),
+		monSnaps: db.Collection("monitor_snapshots"), monParts: db.Collection("monitor_parts"),
 	}
 	if err := s.createIndexes(ctx); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
@@ -220,6 +228,8 @@ func (s *Store) createIndexes(ctx context.Context) error {
 		{s.history, []mongo.IndexModel{idx(true, "record_id", "version"), idx(false, "valid_to")}},
 		{s.journal, []mongo.IndexModel{idx(false, "kind", "_id")}},
 		{s.deadLetters, []mongo.IndexModel{idx(false, "at", "_id")}},
+		{s.monTargets, []mongo.IndexModel{idx(true, "name")}},
+		{s.monParts, []mongo.IndexModel{idx(false, "v")}},
 	}
 	for _, set := range sets {
 		// One index per command: FerretDB 1.24 drops the connection when
