@@ -129,15 +129,16 @@ func OpenScratch(ctx context.Context, rawURL, dataDir, name string) (crawlkeeper
 var MonitorSchemes = []string{"redis"}
 
 // OpenMonitor opens the crawl monitor named by rawURL. An empty URL means
-// the embedded monitor (package roaringmon) persisted in store, which must
-// then be the embedded store; it also makes the store commit ingest marks
-// with the records. redis://host:port/db selects the Redis monitor. The
-// monitor does not own store: close the monitor first, then the store.
+// the embedded monitor (package roaringmon) persisted in store (every store
+// of this repository can hold it); it also makes a store with transactions
+// commit ingest marks with the records. redis://host:port/db selects the
+// Redis monitor. The monitor does not own store: close the monitor first,
+// then the store.
 func OpenMonitor(ctx context.Context, rawURL string, store crawlkeeper.Store, opts crawlkeeper.MonitorOptions) (crawlkeeper.Monitor, error) {
 	if rawURL == "" {
 		p, ok := store.(crawlkeeper.MonitorPersister)
 		if !ok {
-			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "the embedded monitor lives in the embedded store, and this store cannot hold it: use --monitor redis://host:port/db")
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "this store cannot hold the embedded crawl monitor: use --monitor redis://host:port/db")
 		}
 		m, err := roaringmon.Open(ctx, p, opts)
 		if err != nil {

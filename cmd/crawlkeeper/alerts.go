@@ -76,8 +76,9 @@ func runAlerts(ctx context.Context, a *app, args []string) error {
 	}
 	defer env.Close()
 	if eval {
-		// A server store without --monitor has no crawl monitor: the
-		// round and field rules then report that they need one.
+		// A store that cannot hold the embedded monitor, without
+		// --monitor, has no crawl monitor: the round and field rules then
+		// report that they need one.
 		if _, err := env.monitor(ctx); err != nil && crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
 			return err
 		}

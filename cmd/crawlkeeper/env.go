@@ -85,16 +85,21 @@ func (e *env) ingester() *crawlkeeper.Ingester {
 }
 
 // monitorIngest connects g to the crawl monitor: marks from _target and
-// _round commit with the records when the store holds the monitor, and go
-// to the monitor after each commit otherwise; every committed item's
-// fields feed rare-field tracking.
+// _round commit with the records when the store holds the monitor and has
+// transactions, and go to the monitor after each commit otherwise; every
+// committed item's fields feed rare-field tracking.
 func (e *env) monitorIngest(ctx context.Context, g *crawlkeeper.Ingester) error {
 	m, err := e.monitor(ctx)
 	if err != nil {
 		return err
 	}
-	_, inStore := m.(crawlkeeper.TxMarker)
-	g.MarksInStore = inStore && e.a.monitorURL == ""
+	// The embedded monitor commits marks in the ingest transaction where
+	// the store has one to offer (SQLite, PostgreSQL, MySQL); on MongoDB
+	// and with --monitor they are written right after each commit, before
+	// the ingest (or serve's POST) answers.
+	_, marker := m.(crawlkeeper.TxMarker)
+	_, txStore := e.store.(crawlkeeper.TxMarkStore)
+	g.MarksInStore = marker && txStore && e.a.monitorURL == ""
 	g.Monitor = m
 	g.AfterCommit = append(g.AfterCommit, crawlkeeper.FieldObserver(m, func(err error) {
 		fmt.Fprintf(e.a.stderr, "crawlkeeper: rare-field tracking skipped a batch: %v\n", err)
@@ -107,8 +112,8 @@ func newDateParser() crawlkeeper.DateParser { return dates.New() }
 
 // extendServer connects the optional capabilities to srv: the crawl
 // monitor's routes and its marks from ingest. A monitor that cannot open
-// (a server store without --monitor) leaves serve running without it, and
-// its routes answer with the reason.
+// (a store that cannot hold the embedded one, without --monitor) leaves
+// serve running without it, and its routes answer with the reason.
 func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) error {
 	// Notifications: ingest publishes what it commits (in process, or to
 	// NATS for several processes), the engine processes it in real time.
