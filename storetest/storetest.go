@@ -30,6 +30,17 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Archive", func(t *testing.T) { RunArchive(t, func(tb testing.TB) ArchiveBackend { return open(tb) }) })
 	t.Run("Scan", func(t *testing.T) { RunScan(t, func(tb testing.TB) ScanBackend { return open(tb) }) })
 	t.Run("State", func(t *testing.T) { RunState(t, func(tb testing.TB) crawlkeeper.StateStore { return open(tb) }) })
+	t.Run("LeaseOwner", func(t *testing.T) {
+		RunLeaseReader(t, func(tb testing.TB) LeaseBackend {
+			s := open(tb)
+			lb, isLB := s.(LeaseBackend)
+			if !isLB {
+				s.Close()
+				tb.Fatalf("%T does not implement crawlkeeper.LeaseReader", s)
+			}
+			return lb
+		})
+	})
 }
 
 // A new backend is built and tested one role at a time, in this order:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
@@ -17,8 +18,9 @@ func init() {
 }
 
 func runScan(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("scan", "scan [--once] [--readers N] [--workers M] [--period D] [--max-rate R] | scan status")
+	fs := a.newFlags("scan", "scan [--once [--wait D]] [--readers N] [--workers M] [--period D] [--max-rate R] | scan status")
 	once := fs.Bool("once", false, "run one full pass (resuming an unfinished one) and exit")
+	waitText := fs.String("wait", "", "with --once, wait up to this `duration` for the scan lease another process holds (default: refuse at once)")
 	var pf pipelineFlags
 	pf.register(fs)
 	pos, err := a.parse(fs, args)
@@ -30,6 +32,14 @@ func runScan(ctx context.Context, a *app, args []string) error {
 		return scanStatus(ctx, a, pf)
 	case len(pos) > 0:
 		return usagef("scan takes no arguments besides status, got %q", pos)
+	}
+	var wait time.Duration
+	if *waitText != "" {
+		d, err := crawlkeeper.ParseDuration(*waitText)
+		if err != nil || d < 0 || !*once {
+			return usagef("--wait %q: use a duration such as 5m, with --once", *waitText)
+		}
+		wait = d.D()
 	}
 	env, err := a.openEnv(ctx)
 	if err != nil {
@@ -83,7 +93,7 @@ func runScan(ctx context.Context, a *app, args []string) error {
 			bar.Set64(p.Position - p.Start)
 		}
 	}
-	rep, err := eng.RunPass(ctx)
+	rep, err := runPassLeased(ctx, a, env, eng, wait)
 	if bar != nil {
 		bar.Finish()
 	}
