@@ -183,8 +183,10 @@ func TestScanKilledResumesFromCheckpoint(t *testing.T) {
 	ctx := context.Background()
 
 	// At 400 records/s the pass takes several seconds; it is killed once
-	// its checkpoint has moved past a fifth of the ids.
-	cmd := exec.Command(bin, "scan", "--once", "--max-rate", "400", "--batch", "50", "--readers", "2", "--processors", "noop,stats", "--data", data)
+	// its checkpoint has moved past a fifth of the ids. Its scan lease is
+	// short, so the next process does not wait long for it to expire.
+	cfg := writeConfig(t, "pipeline:\n  lease: 2s\n")
+	cmd := exec.Command(bin, "scan", "--once", "--max-rate", "400", "--batch", "50", "--readers", "2", "--processors", "noop,stats", "--config", cfg, "--data", data)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ wait:
 	resumeStart := time.Now()
 
 	var rep map[string]any
-	out := run("", "scan", "--once", "--json", "--readers", "3", "--processors", "noop,stats")
+	out := run("", "scan", "--once", "--json", "--readers", "3", "--processors", "noop,stats", "--config", cfg, "--wait", "1m")
 	json.Unmarshal(out, &rep)
 	if rep["pass"] != float64(cp.Pass) {
 		t.Fatalf("the next process ran pass %v, want the unfinished pass %d (%s)", rep["pass"], cp.Pass, out)

@@ -78,10 +78,13 @@ type crashEnv struct {
 	// response; ackedMarks the targets acknowledged done, per round.
 	ackedItems map[string]bool
 	ackedMarks map[string]map[string]bool
-	next       int
-	kills      int
-	resumed    int
-	byOp       map[string]int
+	// cfg gives serve and scans a short scan lease, so that the lease of
+	// a killed process expires soon.
+	cfg     string
+	next    int
+	kills   int
+	resumed int
+	byOp    map[string]int
 }
 
 func envInt(name string, def int) int {
@@ -106,6 +109,10 @@ func TestCrashHarness(t *testing.T) {
 	kills := envInt("CRAWLKEEPER_CRASH_KILLS", 15)
 	c := &crashEnv{t: t, bin: buildBinary(t), data: t.TempDir(), rng: rand.New(rand.NewSource(seed)),
 		ackedItems: map[string]bool{}, ackedMarks: map[string]map[string]bool{}, byOp: map[string]int{}}
+	c.cfg = filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(c.cfg, []byte("pipeline:\n  lease: 2s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("seed %d, %d kills", seed, kills)
 	ops := []string{"ingest", "mark", "archive", "scan", "merge"}
 	for c.kills < kills {
@@ -137,7 +144,7 @@ func TestCrashHarness(t *testing.T) {
 // client, and kills it at a random moment while requests are in flight.
 func (c *crashEnv) killServe(op string) {
 	t := c.t
-	cmd := exec.Command(c.bin, "serve", "--addr", "127.0.0.1:0", "--data", c.data, "--archive-every", "off")
+	cmd := exec.Command(c.bin, "serve", "--addr", "127.0.0.1:0", "--data", c.data, "--config", c.cfg, "--archive-every", "off")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +252,21 @@ func (c *crashEnv) killScan() {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cmd := exec.Command(c.bin, "scan", "--once", "--max-rate", "3000", "--batch", "50", "--data", c.data)
+	// A killed serve or scan leaves its scan lease until it expires; the
+	// random kill point below counts from when the scan can take it.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		owner, _, err := st.LeaseOwner(context.Background(), pipeline.ScanLease, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scan lease of %s did not expire", owner)
+		}
+	}
+	cmd := exec.Command(c.bin, "scan", "--once", "--max-rate", "3000", "--batch", "50", "--config", c.cfg, "--data", c.data)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -271,7 +292,7 @@ func (c *crashEnv) killScan() {
 	if cp == nil || cp.FinishedAt != nil || cp.Position() == 0 {
 		return // killed before the first checkpoint or after the pass: nothing to resume
 	}
-	out, err := exec.Command(c.bin, "scan", "--once", "--json", "--batch", "200", "--data", c.data).Output()
+	out, err := exec.Command(c.bin, "scan", "--once", "--json", "--batch", "200", "--config", c.cfg, "--wait", "1m", "--data", c.data).Output()
 	if err != nil {
 		t.Fatalf("scan after a kill: %v\n%s", err, out)
 	}
