@@ -98,7 +98,7 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 // stores. It first repairs moves abandoned for longer than staleIntent; a
 // record in both collections whose move is still in flight (it has an
 // intent) is not a violation, since every read resolves it to its active
-// copy.
+// copy. A missing index (see indexSets) is a violation too.
 func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
 		return nil, err
@@ -210,6 +210,11 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	if maxID > last {
 		add("id_counter", maxID, "", last+1, 0)
 	}
+	missing, err := s.missingIndexes(ctx)
+	if err != nil {
+		return nil, s.wrap("check", err)
+	}
+	rep.Violations = append(rep.Violations, missing...)
 	rep.OK = len(rep.Violations) == 0
 	return rep, nil
 }

@@ -57,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -211,31 +212,49 @@ func idx(unique bool, keys ...string) mongo.IndexModel {
 	return m
 }
 
-// createIndexes creates the indexes the other backends have: the unique
-// key in each record collection, the archive rules' columns with id (the
-// order SelectDue walks), (source, last_updated_at) for listings, and the
-// history's (record_id, version). Creating an index that exists is a
-// no-op, so every Open runs it.
-func (s *Store) createIndexes(ctx context.Context) error {
-	sets := []struct {
-		c *mongo.Collection
-		m []mongo.IndexModel
-	}{
-		{s.active, []mongo.IndexModel{idx(true, "key"), idx(false, "crawled_at", "_id"), idx(false, "last_updated_at", "_id"),
-			idx(false, "event_at", "_id"), idx(false, "source", "last_updated_at")}},
-		{s.archive, []mongo.IndexModel{idx(true, "key"), idx(false, "archived_at", "_id"), idx(false, "last_updated_at", "_id"),
-			idx(false, "source", "last_updated_at")}},
-		{s.history, []mongo.IndexModel{idx(true, "record_id", "version"), idx(false, "valid_to")}},
-		{s.journal, []mongo.IndexModel{idx(false, "kind", "_id")}},
-		{s.deadLetters, []mongo.IndexModel{idx(false, "at", "_id")}},
-		{s.monTargets, []mongo.IndexModel{idx(true, "name")}},
-		{s.monParts, []mongo.IndexModel{idx(false, "v")}},
+// indexSpec is one index a collection must have: its keys in order
+// ("-" before a name for descending) and whether it is unique.
+type indexSpec struct {
+	unique bool
+	keys   []string
+}
+
+func ix(unique bool, keys ...string) indexSpec { return indexSpec{unique: unique, keys: keys} }
+
+type indexSet struct {
+	c     *mongo.Collection
+	specs []indexSpec
+}
+
+// indexSets lists the indexes of every collection: those the other
+// backends have, the unique key in each record collection, the archive
+// rules' columns with id (the order SelectDue walks), (source,
+// last_updated_at) for listings, and the history's (record_id, version).
+// The archive has the indexes of active, so that queries on the archive
+// (by crawl time, key, source, and in mongosh) are as fast, plus
+// archived_at, which purges walk.
+func (s *Store) indexSets() []indexSet {
+	records := []indexSpec{ix(true, "key"), ix(false, "crawled_at", "_id"), ix(false, "last_updated_at", "_id"),
+		ix(false, "event_at", "_id"), ix(false, "source", "last_updated_at")}
+	return []indexSet{
+		{s.active, records},
+		{s.archive, append(slices.Clone(records), ix(false, "archived_at", "_id"))},
+		{s.history, []indexSpec{ix(true, "record_id", "version"), ix(false, "valid_to")}},
+		{s.journal, []indexSpec{ix(false, "kind", "_id")}},
+		{s.deadLetters, []indexSpec{ix(false, "at", "_id")}},
+		{s.monTargets, []indexSpec{ix(true, "name")}},
+		{s.monParts, []indexSpec{ix(false, "v")}},
 	}
-	for _, set := range sets {
+}
+
+// createIndexes creates the indexes of indexSets. Creating an index that
+// exists is a no-op, so every Open runs it.
+func (s *Store) createIndexes(ctx context.Context) error {
+	for _, set := range s.indexSets() {
 		// One index per command: FerretDB 1.24 drops the connection when
 		// a createIndexes with several indexes names one that exists.
-		for _, m := range set.m {
-			if _, err := set.c.Indexes().CreateOne(ctx, m); err != nil {
+		for _, spec := range set.specs {
+			if _, err := set.c.Indexes().CreateOne(ctx, idx(spec.unique, spec.keys...)); err != nil {
 				return fmt.Errorf("%s: %w", set.c.Name(), err)
 			}
 		}
