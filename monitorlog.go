@@ -7,16 +7,24 @@ import "context"
 // encoded changes numbered by increasing sequence numbers, and named parts
 // that hold a snapshot of the state folded from the log up to a sequence
 // number. The log bodies and parts are opaque to the persister; the
-// monitor encodes them. Package sqlite implements it.
+// monitor encodes them. Every store implements it (sqlite, postgres,
+// mysql, mongodb); monitortest.RunPersister is its conformance suite.
 //
 // Several processes may share one persister: a monitor that finds log
 // entries it has not applied (written by another process) applies them
-// before it answers, so every process converges on the same state.
+// before it answers, so every process converges on the same state. That
+// needs the log to be dense and its entries to become visible in sequence
+// order: a reader that has applied entries up to n and reads n+1 next must
+// be able to rely on nothing numbered n or less appearing later.
 type MonitorPersister interface {
 	// UpdateMonitor runs fn in one write transaction that excludes every
 	// other writer of the database. Nothing fn wrote is kept unless fn
 	// returns nil and the commit succeeds; when UpdateMonitor returns nil
-	// the writes survive a killed process.
+	// the writes survive a killed process. A store without multi-document
+	// transactions (mongodb) runs fn again when a concurrent writer took
+	// the dictionary ids or log number it wanted, and may keep harmless
+	// remains of a failed fn: dictionary names no entry uses yet, snapshot
+	// parts no snapshot names.
 	UpdateMonitor(ctx context.Context, fn func(tx MonitorTx) error) error
 	// ViewMonitor runs fn in one read transaction: a consistent snapshot
 	// that never blocks writers.

@@ -91,18 +91,18 @@ const maxLogBody = 15 << 20
 // (with a short random pause) when a concurrent writer took the
 // dictionary ids it wanted or a fold removed what it read.
 func (s *Store) UpdateMonitor(ctx context.Context, fn func(tx crawlkeeper.MonitorTx) error) error {
-	return s.monitorRun(ctx, true, func(t *monitorTx) error { return fn(t) })
+	return s.monitorRun(ctx, func(t *monitorTx) error { return fn(t) })
 }
 
 // ViewMonitor implements crawlkeeper.MonitorPersister.
 func (s *Store) ViewMonitor(ctx context.Context, fn func(v crawlkeeper.MonitorView) error) error {
-	return s.monitorRun(ctx, false, func(t *monitorTx) error { return fn(t) })
+	return s.monitorRun(ctx, func(t *monitorTx) error { return fn(t) })
 }
 
-func (s *Store) monitorRun(ctx context.Context, write bool, fn func(t *monitorTx) error) error {
+func (s *Store) monitorRun(ctx context.Context, fn func(t *monitorTx) error) error {
 	var err error
 	for attempt := 1; attempt <= monitorAttempts; attempt++ {
-		err = fn(&monitorTx{ctx: ctx, s: s, write: write})
+		err = fn(&monitorTx{ctx: ctx, s: s})
 		if !errors.Is(err, errRetry) || ctx.Err() != nil {
 			break
 		}
@@ -121,9 +121,8 @@ func (s *Store) monitorRun(ctx context.Context, write bool, fn func(t *monitorTx
 
 // monitorTx is one run of a monitor read or write (see above).
 type monitorTx struct {
-	ctx   context.Context
-	s     *Store
-	write bool
+	ctx context.Context
+	s   *Store
 
 	pinned bool
 	snap   int64 // the current snapshot when the run started

@@ -158,13 +158,10 @@ func testDenseLog(t *testing.T, open StoreOpener) {
 	handle := open(t)
 	ps := []crawlkeeper.MonitorPersister{persister(t, handle()), persister(t, handle())}
 	const writers, per = 6, 15
-	var wg sync.WaitGroup
-	errs := make(chan error, writers+len(ps))
 	seqs := make(chan int64, writers*per)
+	var writes []func() error
 	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		writes = append(writes, func() error {
 			for i := 0; i < per; i++ {
 				err := ps[w%len(ps)].UpdateMonitor(ctx, func(tx crawlkeeper.MonitorTx) error {
 					s, err := tx.AppendLog([]byte(fmt.Sprintf("entry %d/%d", w, i)))
@@ -174,14 +171,12 @@ func testDenseLog(t *testing.T, open StoreOpener) {
 					return err
 				})
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}(w)
+			return nil
+		})
 	}
-	done := make(chan struct{})
-	var rg sync.WaitGroup
 	seen := make([]int64, len(ps))
 	catchUp := func(r int) error {
 		return ps[r].ViewMonitor(ctx, func(v crawlkeeper.MonitorView) error {
@@ -194,30 +189,7 @@ func testDenseLog(t *testing.T, open StoreOpener) {
 			})
 		})
 	}
-	for r := range ps {
-		rg.Add(1)
-		go func(r int) {
-			defer rg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				if err := catchUp(r); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(r)
-	}
-	wg.Wait()
-	close(done)
-	rg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	runWithReaders(t, writes, []func() error{func() error { return catchUp(0) }, func() error { return catchUp(1) }})
 	close(seqs)
 	got := map[int64]bool{}
 	var hi int64
@@ -330,12 +302,9 @@ func testConcurrentIngest(t *testing.T, open StoreOpener) {
 		gs = append(gs, ingester(s, m))
 	}
 	const writers, batches, per = 4, 5, 4
-	var wg sync.WaitGroup
-	errs := make(chan error, writers+len(ms))
+	var writes []func() error
 	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
+		writes = append(writes, func() error {
 			for b := 0; b < batches; b++ {
 				var targets []string
 				for i := 0; i < per; i++ {
@@ -343,48 +312,31 @@ func testConcurrentIngest(t *testing.T, open StoreOpener) {
 				}
 				items, metas := itemsFor(targets...)
 				if _, err := gs[w%len(gs)].IngestItems(ctx, items, metas); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}(w)
+			return nil
+		})
 	}
-	done := make(chan struct{})
-	var rg sync.WaitGroup
+	var reads []func() error
 	for r := range ms {
-		rg.Add(1)
-		go func(r int) {
-			defer rg.Done()
-			var last int64
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				st, err := ms[r].Status(ctx, "1")
-				if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
-					continue
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				if st.Done < last {
-					errs <- fmt.Errorf("reader %d: done went from %d down to %d", r, last, st.Done)
-					return
-				}
-				last = st.Done
+		var last int64
+		reads = append(reads, func() error {
+			st, err := ms[r].Status(ctx, "1")
+			if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
+				return nil
 			}
-		}(r)
+			if err != nil {
+				return err
+			}
+			if st.Done < last {
+				return fmt.Errorf("reader %d: done went from %d down to %d", r, last, st.Done)
+			}
+			last = st.Done
+			return nil
+		})
 	}
-	wg.Wait()
-	close(done)
-	rg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	runWithReaders(t, writes, reads)
 	const total = writers * batches * per
 	late := mustMonitor(t, handle(), crawlkeeper.MonitorOptions{}, 0)
 	defer late.Close()
@@ -396,5 +348,47 @@ func testConcurrentIngest(t *testing.T, open StoreOpener) {
 		if st.Done != total || st.Remaining != 0 {
 			t.Fatalf("handle %d counts %d done of %d marks", i, st.Done, total)
 		}
+	}
+}
+
+// runWithReaders runs every writer to its end while each reader is called
+// over and over, and fails the test with the first error of any.
+func runWithReaders(t *testing.T, writers, readers []func() error) {
+	t.Helper()
+	errs := make(chan error, len(writers)+len(readers))
+	var wg, rg sync.WaitGroup
+	for _, w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w(); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	done := make(chan struct{})
+	for _, r := range readers {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := r(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	rg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

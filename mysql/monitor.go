@@ -10,37 +10,9 @@ import (
 
 // The embedded monitor's persistence: crawlkeeper.MonitorPersister over the
 // monitor_* tables (migration 004), and the hook that commits the marks of
-// an ingest batch with its records.
-//
-// # Sequence numbers in commit order
-//
-// Processes sharing the database catch up by sequence number: a monitor
-// that has applied the log up to n reads the entries after n. That is
-// only right if no entry numbered n or less can still commit after the
-// reader passed it. An AUTO_INCREMENT column numbers entries when they
-// are inserted, not when they commit (ingest A takes 7, ingest B takes 8
-// and commits first, a reader applies 8 and never looks back at 7), and
-// InnoDB does not give back the numbers of rolled-back inserts.
-//
-// So every monitor write transaction (UpdateMonitor, and the marks part
-// of an ingest) starts by locking the counter row monitor_meta.log_seq
-// with SELECT ... FOR UPDATE, before it reads anything of the monitor,
-// and takes its sequence numbers from that row. Monitor writers therefore
-// run one at a time from that lock to their commit: entries commit in
-// sequence order, a writer that rolls back leaves no gap, and the log is
-// dense, which roaringmon relies on to tell entries it missed because
-// they were folded away. The lock also gives UpdateMonitor the exclusion
-// MonitorPersister promises (the dictionary stays dense). Sessions run in
-// READ COMMITTED (see Open), so each statement after the lock sees every
-// writer that committed before it.
-//
-// The cost: ingests that carry marks queue on the counter row from their
-// marks to their commit (the marks come last, just before the commit).
-// Ingests without marks and readers never wait. Readers run in a
-// REPEATABLE READ transaction, one snapshot, so they see a prefix of the
-// log.
-//
-// # Large bodies
+// an ingest batch with its records. Every monitor write transaction locks
+// the log counter row first, so log entries commit in sequence order (see
+// internal/sqlstore.Marker for why).
 //
 // Log entries and snapshot parts are split into chunks that fit in a
 // statement under the server's max_allowed_packet (with room for the
@@ -70,15 +42,7 @@ func (s *Store) SetTxMarker(m crawlkeeper.TxMarker) { s.marker.Set(m) }
 // returns the function to call once it committed (nil when there is
 // nothing to do).
 func (s *Store) writeMarks(ctx context.Context, tx *sql.Tx, marks []crawlkeeper.Mark) (func(), error) {
-	mk := s.marker.Get()
-	if mk == nil || len(marks) == 0 {
-		return nil, nil
-	}
-	done, err := mk.MarkTx(ctx, &monitorTx{ctx: ctx, s: s, tx: tx, write: true}, marks)
-	if err != nil {
-		return nil, fmt.Errorf("marks: %w", err)
-	}
-	return done, nil
+	return s.marker.Write(ctx, &monitorTx{ctx: ctx, s: s, tx: tx, write: true}, marks)
 }
 
 // UpdateMonitor implements crawlkeeper.MonitorPersister: fn runs in a

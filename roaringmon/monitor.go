@@ -1,7 +1,8 @@
 // Package roaringmon is crawlkeeper's embedded crawl monitor: compressed
 // bitmaps (github.com/RoaringBitmap/roaring/v2) in memory, persisted in
-// the store through crawlkeeper.MonitorPersister (package sqlite keeps them
-// in the records' database file).
+// the store through crawlkeeper.MonitorPersister (every store keeps them
+// next to the records: the SQLite file, a PostgreSQL, MySQL or MongoDB
+// database).
 //
 // Durability: every change is one log entry (a row holding the batch's
 // serialized bitmaps per round, set and bucket) appended in a write
@@ -10,7 +11,7 @@
 // ingest's own transaction (MarkTx) and commit with the records. The log
 // is folded into per-round snapshot parts every CompactEvery entries;
 // opening replays the snapshot and the log tail. Processes sharing the
-// file converge: before answering, a monitor applies the log entries it
+// store converge: before answering, a monitor applies the log entries it
 // has not seen, by sequence number, and reloads the snapshot when it lags
 // behind a fold.
 package roaringmon

@@ -10,7 +10,7 @@
 -- monitor_meta.log_seq is the last sequence number handed out. Every
 -- monitor write locks that row first (SELECT ... FOR UPDATE) and takes
 -- its numbers from it, so writers commit in sequence order and a rolled
--- back writer leaves no gap (see postgres/monitor.go).
+-- back writer leaves no gap (see internal/sqlstore/marker.go).
 
 CREATE TABLE monitor_targets (
 	id   bigint PRIMARY KEY,
