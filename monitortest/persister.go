@@ -79,17 +79,18 @@ func ingester(s crawlkeeper.Store, m crawlkeeper.Monitor) *crawlkeeper.Ingester 
 	return &crawlkeeper.Ingester{Store: s, MarksInStore: inTx, Monitor: m, Now: func() time.Time { return T0 }}
 }
 
-// testLargeBodies writes a snapshot part of 24 MB, over 16 MB (the default
+// testLargeBodies writes a snapshot part of 18 MB, over 16 MB (the default
 // max_allowed_packet of MariaDB and MongoDB's document limit) and a log
-// entry of 12 MB, and reads them back.
+// entry of 9 MB (over the 8 MB chunks the MySQL store splits rows into),
+// and reads them back.
 func testLargeBodies(t *testing.T, open StoreOpener) {
 	ctx := context.Background()
 	handle := open(t)
 	p := persister(t, handle())
 	rnd := rand.New(rand.NewSource(1))
-	part := make([]byte, 24<<20)
+	part := make([]byte, 18<<20)
 	rnd.Read(part)
-	entry := make([]byte, 12<<20)
+	entry := make([]byte, 9<<20)
 	rnd.Read(entry)
 	var seq int64
 	err := p.UpdateMonitor(ctx, func(tx crawlkeeper.MonitorTx) error {
