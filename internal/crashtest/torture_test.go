@@ -278,7 +278,9 @@ func (tt *torture) runCommands(ctx context.Context, rng *rand.Rand) {
 			}
 			args = append([]string{"restore"}, ids...)
 		case "scan":
-			args = []string{"scan", "--once"}
+			// The serves hold the scan lease while they live: the pass
+			// runs once a killed one's lease expired.
+			args = []string{"scan", "--once", "--wait", "10s"}
 		}
 		cmd, stdout, err := tt.start(args...)
 		if err != nil {
