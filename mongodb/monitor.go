@@ -24,11 +24,14 @@ import (
 //     dense from 0: a writer inserts its new names at the ids right after
 //     the dictionary it read, in one ordered insert, so two writers that
 //     read the same dictionary collide on _id (or on the unique name) and
-//     the loser starts over on the new dictionary.
+//     the loser starts over on the new dictionary. (The _ids of the
+//     dictionary and the log are fixed-width hexadecimal strings, see
+//     seqID.)
 //   - monitor_log: one document per write, {_id: seq, body}. The sequence
-//     number is taken by the insert itself: a writer reads the highest
-//     _id and inserts highest+1; when another writer got there first the
-//     unique _id rejects the insert and the writer tries the next number.
+//     number is taken by the insert itself: a writer inserts its entry
+//     with the number after the highest it knows; when another writer got
+//     there first the unique _id rejects the insert and the writer tries
+//     the next number.
 //     An atomic counter ($inc through findAndModify) is what one would
 //     use on MongoDB, but FerretDB 1.24 runs findAndModify as a read
 //     followed by a write (see the README), so concurrent increments
@@ -55,8 +58,8 @@ import (
 //
 // Writers do not exclude each other (there are no transactions to do it
 // with); what UpdateMonitor keeps of a failed run are dictionary names
-// without marks and parts of a fold nobody uses, both harmless and the
-// parts removed by the next fold. Reads are not one snapshot either, so a
+// without marks and parts of a fold nobody uses, both harmless, the parts
+// removed by a later fold. Reads are not one snapshot either, so a
 // view pins what it reads: the current snapshot and the highest log entry
 // when it starts, then the dictionary (which holds every name those
 // entries use, since names are inserted before their entry), then only
