@@ -235,3 +235,30 @@ func TestCrashDuringPurge(t *testing.T) {
 	}
 	mustCheck(t, s2)
 }
+
+// A purge stopped between deleting the record and its history leaves an
+// intent: check, run before the intent is stale enough to repair, must not
+// call the history an orphan (the torture test's final check did).
+func TestCheckDuringPurge(t *testing.T) {
+	ctx := context.Background()
+	s := openCrash(t, testdb.MongoURL(t))
+	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+	id := e.Ingest(`{"title":"a","url":"https://c.test/a","v":1}`).IDs[0]
+	e.Now = e.Now.Add(time.Hour)
+	e.Ingest(`{"title":"a","url":"https://c.test/a","v":2}`)
+	r := e.MustGet(id)
+	if _, err := s.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonAge}}, e.Now); err != nil {
+		t.Fatal(err)
+	}
+	mongodb.SetCrashAt(s, func(step string) error {
+		if step == "purge:deleted" {
+			return errCrash
+		}
+		return nil
+	})
+	if _, err := s.Purge(ctx, []crawlkeeper.RecordState{crawlkeeper.StateOf(e.MustGet(id))}); !errors.Is(err, errCrash) {
+		t.Fatalf("purge: %v, want the simulated crash", err)
+	}
+	mongodb.SetCrashAt(s, nil)
+	mustCheck(t, s)
+}
