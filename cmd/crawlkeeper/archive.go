@@ -37,6 +37,7 @@ func runArchive(ctx context.Context, a *app, args []string) (err error) {
 	var ids idList
 	fs.Var(&ids, "id", "record `id` to archive with --manual (repeatable, or comma-separated)")
 	olderThan := fs.String("older-than", "", "with --manual --source: records first seen more than `DURATION` ago (e.g. 90d)")
+	wait := fs.String("wait", "10m", "wait up to this `duration` for an archive pass or purge another process runs (serve's scheduled pass)")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -67,7 +68,12 @@ func runArchive(ctx context.Context, a *app, args []string) (err error) {
 		arch.Progress = func(scanned, archived int) { bar.Set(scanned) }
 	}
 
+	waitFor, perr := crawlkeeper.ParseDuration(*wait)
+	if perr != nil {
+		return usagef("--wait %q: use a duration such as 10m, or 0 to refuse at once", *wait)
+	}
 	var rep *crawlkeeper.ArchiveReport
+	var work func(ctx context.Context) error
 	if *manual {
 		if *dry || *force {
 			return usagef("--manual cannot be combined with --dry-run or --force")
@@ -82,12 +88,24 @@ func runArchive(ctx context.Context, a *app, args []string) (err error) {
 			if perr != nil || d == 0 {
 				return usagef("--older-than %q: use a duration such as 90d or 36h", *olderThan)
 			}
-			rep, err = arch.ArchiveOlderThan(ctx, *source, d.D())
+			work = func(ctx context.Context) (err error) {
+				rep, err = arch.ArchiveOlderThan(ctx, *source, d.D())
+				return err
+			}
 		default:
-			rep, err = arch.ArchiveManual(ctx, ids)
+			work = func(ctx context.Context) (err error) { rep, err = arch.ArchiveManual(ctx, ids); return err }
 		}
 	} else {
-		rep, err = arch.Run(ctx, crawlkeeper.ArchiveOptions{DryRun: *dry, Force: *force, Source: *source, Batch: *batch, Samples: *samples})
+		work = func(ctx context.Context) (err error) {
+			rep, err = arch.Run(ctx, crawlkeeper.ArchiveOptions{DryRun: *dry, Force: *force, Source: *source, Batch: *batch, Samples: *samples})
+			return err
+		}
+	}
+	if *dry {
+		// A dry run moves nothing: it needs no lease.
+		err = work(ctx)
+	} else {
+		err = runArchiveLeased(ctx, a, env, waitFor.D(), work)
 	}
 	// A pass whose journal entry failed did all its moves: show its
 	// report, then fail, so the missing history entry is not missed.
@@ -140,12 +158,17 @@ func runPurge(ctx context.Context, a *app, args []string) error {
 	fs := a.newFlags("archive purge", "archive purge [--export FILE.jsonl.zst | --no-export]")
 	exportPath := fs.String("export", "", "write purged records and their history to this new `file` first (.zst compresses)")
 	noExport := fs.Bool("no-export", false, "purge without exporting (the records are gone for good)")
+	wait := fs.String("wait", "10m", "wait up to this `duration` for an archive pass or purge another process runs")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("archive purge takes no arguments")
+	}
+	waitFor, err := crawlkeeper.ParseDuration(*wait)
+	if err != nil {
+		return usagef("--wait %q: use a duration such as 10m, or 0 to refuse at once", *wait)
 	}
 	if *exportPath == "" && !*noExport {
 		return usagef("archive purge deletes records for good: give --export FILE.jsonl.zst to keep a copy, or --no-export")
@@ -172,7 +195,11 @@ func runPurge(ctx context.Context, a *app, args []string) error {
 		}
 		export = w
 	}
-	rep, err := env.archiver().Purge(ctx, export)
+	var rep *crawlkeeper.PurgeReport
+	err = runArchiveLeased(ctx, a, env, waitFor.D(), func(ctx context.Context) (err error) {
+		rep, err = env.archiver().Purge(ctx, export)
+		return err
+	})
 	if w != nil {
 		if err != nil {
 			w.Abort()

@@ -7,15 +7,75 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/clock"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
-// scanLeaseProgress is how often `scan --once --wait` says whom it waits
-// for.
-const scanLeaseProgress = 10 * time.Second
+// leaseProgress is how often a command waiting for a lease says whom it
+// waits for.
+const leaseProgress = 10 * time.Second
 
-// scanLeasePoll is how often it tries to take the lease.
-const scanLeasePoll = time.Second
+// leasePoll is how often it tries to take the lease.
+const leasePoll = time.Second
+
+// leased describes a lease a command runs its work under.
+type leased struct {
+	name string
+	// label names the lease in messages ("scan", "archiver").
+	label string
+	ttl   time.Duration
+	// wait is how long to wait for a lease another process holds; 0
+	// refuses at once.
+	wait  time.Duration
+	clock clock.Clock
+	// refuse builds the error when the lease stays taken: who holds it
+	// and how long the command waited (0: it did not wait).
+	refuse func(who string, waited time.Duration) error
+}
+
+// runLeased runs work under the lease l names, renewed while work runs
+// (crawlkeeper.LeaseHolder), so that a command and serve's own work never
+// run at once. When another process holds the lease it waits up to l.wait,
+// saying every few seconds whom it waits for, then refuses with l.refuse.
+func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work func(ctx context.Context) error) error {
+	if l.clock == nil {
+		l.clock = clock.Real{}
+	}
+	h, _ := os.Hostname()
+	holder := &crawlkeeper.LeaseHolder{Store: st, Name: l.name, Owner: fmt.Sprintf("%s-%d", h, os.Getpid()),
+		TTL: l.ttl, Now: l.clock.Now, After: l.clock.After}
+	var timeout <-chan time.Time
+	if l.wait > 0 {
+		timeout = l.clock.After(l.wait)
+	}
+	var lastSaid time.Time
+	for {
+		held, err := holder.Run(ctx, work)
+		if held || err != nil {
+			return err
+		}
+		who := "another process"
+		if lr, ok := st.(crawlkeeper.LeaseReader); ok {
+			if owner, until, err := lr.LeaseOwner(ctx, l.name, l.clock.Now()); err == nil && owner != "" {
+				who = fmt.Sprintf("%s (host-pid; its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
+			}
+		}
+		if l.wait <= 0 {
+			return l.refuse(who, 0)
+		}
+		if now := time.Now(); now.Sub(lastSaid) >= leaseProgress {
+			lastSaid = now
+			fmt.Fprintf(a.stderr, "waiting for the %s lease held by %s\n", l.label, who)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout:
+			return l.refuse(who, l.wait)
+		case <-l.clock.After(leasePoll):
+		}
+	}
+}
 
 // runPassLeased runs one pass of `scan --once` under the scan lease, the
 // one serve's continuous passes hold, so that a pass by hand and serve's
@@ -25,54 +85,48 @@ const scanLeasePoll = time.Second
 // When another process holds the lease, scan --once refuses at once, naming
 // the holder: a running serve keeps the lease for as long as it runs, and
 // its passes already reprocess every record each period, so waiting for it
-// would usually mean waiting for ever. --wait D waits up to D instead,
-// saying every few seconds whom it waits for; that is for a holder that
-// was killed (its lease expires within the lease TTL) or that is about to
-// be stopped.
+// would usually mean waiting for ever. --wait D waits up to D instead; that
+// is for a holder that was killed (its lease expires within the lease TTL)
+// or that is about to be stopped.
 func runPassLeased(ctx context.Context, a *app, env *env, eng *pipeline.Engine, wait time.Duration) (*pipeline.PassReport, error) {
 	ttl := eng.LeaseTTL
 	if ttl <= 0 {
 		ttl = pipeline.DefaultLeaseTTL
 	}
-	h, _ := os.Hostname()
-	holder := &crawlkeeper.LeaseHolder{Store: env.store, Name: pipeline.ScanLease, Owner: fmt.Sprintf("%s-%d", h, os.Getpid()),
-		TTL: ttl, Now: eng.Clock.Now, After: eng.Clock.After}
-	var timeout <-chan time.Time
-	if wait > 0 {
-		timeout = eng.Clock.After(wait)
-	}
-	var lastSaid time.Time
-	for {
-		var rep *pipeline.PassReport
-		held, err := holder.Run(ctx, func(ctx context.Context) error {
-			var err error
-			rep, err = eng.RunPass(ctx)
-			return err
-		})
-		if held || err != nil {
-			return rep, err
-		}
-		who := "another process"
-		if lr, ok := env.store.(crawlkeeper.LeaseReader); ok {
-			if owner, until, err := lr.LeaseOwner(ctx, pipeline.ScanLease, eng.Clock.Now()); err == nil && owner != "" {
-				who = fmt.Sprintf("%s (host-pid; its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
+	var rep *pipeline.PassReport
+	err := runLeased(ctx, a, env.store, leased{name: pipeline.ScanLease, label: "scan", ttl: ttl, wait: wait, clock: eng.Clock,
+		refuse: func(who string, waited time.Duration) error {
+			if waited == 0 {
+				return crawlkeeper.Errorf(crawlkeeper.ECONFLICT,
+					"the scan lease is held by %s, which runs the passes over this store (a running `crawlkeeper serve` does, and its passes reprocess every record each period): stop it to run a pass by hand, or wait for its lease with --wait 5m", who)
 			}
-		}
-		if wait <= 0 {
-			return nil, crawlkeeper.Errorf(crawlkeeper.ECONFLICT,
-				"the scan lease is held by %s, which runs the passes over this store (a running `crawlkeeper serve` does, and its passes reprocess every record each period): stop it to run a pass by hand, or wait for its lease with --wait 5m", who)
-		}
-		if now := time.Now(); now.Sub(lastSaid) >= scanLeaseProgress {
-			lastSaid = now
-			fmt.Fprintf(a.stderr, "waiting for the scan lease held by %s\n", who)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-timeout:
-			return nil, crawlkeeper.Errorf(crawlkeeper.ECONFLICT,
-				"the scan lease is still held by %s after waiting %s: stop the process that holds it (a running `crawlkeeper serve` keeps it while it runs), or wait longer", who, wait)
-		case <-eng.Clock.After(scanLeasePoll):
-		}
+			return crawlkeeper.Errorf(crawlkeeper.ECONFLICT,
+				"the scan lease is still held by %s after waiting %s: stop the process that holds it (a running `crawlkeeper serve` keeps it while it runs), or wait longer", who, waited)
+		}}, func(ctx context.Context) error {
+		var err error
+		rep, err = eng.RunPass(ctx)
+		return err
+	})
+	return rep, err
+}
+
+// archiveLeaseTTL is the archiver lease's time to live for a command: it
+// is renewed while the command runs, so it only bounds how long a killed
+// command blocks the next one.
+const archiveLeaseTTL = time.Minute
+
+// runArchiveLeased runs an archive pass, manual archive or purge under the
+// archiver lease that serve's scheduled passes take, so that a command by
+// hand and a scheduled pass never move or purge at once. A pass another
+// process runs ends on its own, so the command waits for it, up to wait.
+func runArchiveLeased(ctx context.Context, a *app, env *env, wait time.Duration, work func(ctx context.Context) error) error {
+	ttl := a.cfg.Archive.Lease.D()
+	if ttl <= 0 {
+		ttl = archiveLeaseTTL
 	}
+	return runLeased(ctx, a, env.store, leased{name: crawlkeeper.ArchiverLease, label: "archiver", ttl: ttl, wait: wait, clock: appClock{now: a.now, speed: a.speed},
+		refuse: func(who string, waited time.Duration) error {
+			return crawlkeeper.Errorf(crawlkeeper.ECONFLICT,
+				"the archiver lease is still held by %s after waiting %s: another archive pass or purge is running (serve runs one every archive.every); run again when it is done, or wait longer with --wait", who, waited)
+		}}, work)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
@@ -97,5 +98,49 @@ func TestScanOnceTakesTheScanLease(t *testing.T) {
 	}
 	if out := c.ok("", "scan", "--once", "--now", now); !strings.Contains(out, "pass 2") {
 		t.Fatalf("scan --once over an expired lease: %q", out)
+	}
+}
+
+// TestArchiveTakesTheArchiverLease checks that archive passes, manual
+// archives and purges by hand run under the archiver lease serve's
+// scheduled passes take: while another process holds it they wait (up to
+// --wait), then refuse naming the holder, and move nothing; a dry run
+// needs no lease.
+func TestArchiveTakesTheArchiverLease(t *testing.T) {
+	c := newCLI(t)
+	const now = "2026-03-01T00:00:00Z"
+	at, _ := time.Parse(time.RFC3339, now)
+	c.ok(items(5), "ingest", "-", "--now", "2026-01-01T00:00:00Z")
+	st, err := openTestStore(c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	const holder = "otherhost-777"
+	if ok, err := st.AcquireLease(ctx, crawlkeeper.ArchiverLease, holder, time.Hour, at); err != nil || !ok {
+		t.Fatalf("take the lease: %v %v", ok, err)
+	}
+	for _, args := range [][]string{
+		{"archive", "--wait", "0"},
+		{"archive", "--manual", "--id", "1", "--wait", "300ms"},
+		{"archive", "purge", "--no-export", "--wait", "0"},
+	} {
+		_, errs, code := c.run("", append(args, "--now", now)...)
+		if code != 1 || !strings.Contains(errs, holder) {
+			t.Fatalf("%v while another process holds the archiver lease: exit %d, %q", args, code, errs)
+		}
+	}
+	if out := c.ok("", "archive", "--dry-run", "--json", "--now", now); !strings.Contains(out, `"archived":5`) {
+		t.Fatalf("dry run under a held lease: %s", out)
+	}
+	if p, err := st.List(ctx, crawlkeeper.RecordQuery{Archived: true}); err != nil || len(p.Records) != 0 {
+		t.Fatalf("records archived while the lease was held: %v %v", p, err)
+	}
+	if err := st.ReleaseLease(ctx, crawlkeeper.ArchiverLease, holder); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.ok("", "archive", "--json", "--now", now); !strings.Contains(out, `"archived":5`) {
+		t.Fatalf("archive once the lease is free: %s", out)
 	}
 }
