@@ -57,6 +57,17 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 		who := "another process"
 		if lr, ok := st.(crawlkeeper.LeaseReader); ok {
 			if owner, until, err := lr.LeaseOwner(ctx, l.name, l.clock.Now()); err == nil && owner != "" {
+				if deadHere(owner) {
+					// A process of this machine that was killed holding
+					// the lease: free it now rather than wait for it to
+					// expire. If the lease changed hands meanwhile, the
+					// release does nothing.
+					if err := st.ReleaseLease(ctx, l.name, owner); err != nil {
+						return err
+					}
+					fmt.Fprintf(a.stderr, "took over the %s lease of %s, a process of this machine that no longer runs\n", l.label, owner)
+					continue
+				}
 				who = fmt.Sprintf("%s (host-pid; its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
 			}
 		}
@@ -130,3 +141,4 @@ func runArchiveLeased(ctx context.Context, a *app, env *env, wait time.Duration,
 				"the archiver lease is still held by %s after waiting %s: another archive pass or purge is running (serve runs one every archive.every); run again when it is done, or wait longer with --wait", who, waited)
 		}}, work)
 }
+
