@@ -219,6 +219,20 @@ type PipelineConfig struct {
 	Lease Duration `yaml:"lease" json:"lease,omitempty"`
 	// Exec configures the exec processor.
 	Exec ExecConfig `yaml:"exec" json:"exec,omitempty"`
+	// Fingerprint configures the near-duplicate processor.
+	Fingerprint FingerprintConfig `yaml:"fingerprint" json:"fingerprint,omitempty"`
+}
+
+// FingerprintConfig configures the fingerprint processor's near-duplicate
+// grouping (processors.Fingerprint).
+type FingerprintConfig struct {
+	// Threshold is the smallest estimated Jaccard similarity of the sets
+	// of neighbouring word pairs of two near-duplicate texts, above 0 and
+	// at most 1. Defaults to 0.5 (docs/KEYS.md has the measurements).
+	Threshold float64 `yaml:"threshold" json:"threshold,omitempty"`
+	// MinWords is the fewest words a text needs to be fingerprinted.
+	// Defaults to 5.
+	MinWords int `yaml:"min_words" json:"min_words,omitempty"`
 }
 
 // ExecConfig configures the external-program processor.
@@ -355,6 +369,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Store.Durability.Validate(); err != nil {
 		return err
+	}
+	if fp := c.Pipeline.Fingerprint; fp.Threshold < 0 || fp.Threshold > 1 || fp.MinWords < 0 {
+		return Errorf(EINVALID, "config: pipeline.fingerprint: threshold must be from 0 to 1 (a Jaccard similarity; 0 means the default 0.5) and min_words not negative")
 	}
 	for i, t := range c.Serve.Tokens {
 		if t.Token == "" {

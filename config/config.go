@@ -102,6 +102,9 @@ pipeline:
   processors: [dates, fingerprint, stats]   # also extract, exec, noop
   max_failures: 3            # failures of one processor before a record goes to the dead letters
   # exec: {command: [python3, enrich.py], timeout: 10s, version: 1}
+  fingerprint:               # near-duplicates: MinHash of word pairs (docs/KEYS.md)
+    threshold: 0.5           # estimated Jaccard similarity at which two texts are grouped
+    min_words: 5             # shorter texts are not fingerprinted
 alerts:                      # evaluated by serve; each alert fires once and resolves once
   every: 1m
   # webhooks:
