@@ -95,24 +95,43 @@ func Title(s string, fold bool) string {
 // asciiFold is Title for ASCII text: lower-case letters and collapse white
 // space in one pass.
 func asciiFold(s string) string {
-	b := make([]byte, 0, len(s))
+	if folded(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
-			space = len(b) > 0
+			space = b.Len() > 0
 			continue
 		}
 		if space {
-			b = append(b, ' ')
+			b.WriteByte(' ')
 			space = false
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		b = append(b, c)
+		b.WriteByte(c)
 	}
-	return string(b)
+	return b.String()
+}
+
+// folded reports whether ASCII text is already in its folded form: no
+// upper-case letter, no white space but single inner spaces.
+func folded(s string) bool {
+	prevSpace := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		sp := c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+		if 'A' <= c && c <= 'Z' || sp && (prevSpace || c != ' ') {
+			return false
+		}
+		prevSpace = sp
+	}
+	return !prevSpace || s == ""
 }
 
 // ignorable reports the default-ignorable characters that NFKC_Casefold

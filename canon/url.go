@@ -1,9 +1,9 @@
 package canon
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -62,12 +62,12 @@ func (s *paramSet) add(pattern string) {
 }
 
 // match reports whether the lower-cased name is in the set.
-func (s *paramSet) match(name string) bool {
-	if s.all || s.exact[name] {
+func (s *paramSet) match(name []byte) bool {
+	if s.all || s.exact[string(name)] {
 		return true
 	}
 	for _, p := range s.prefixes {
-		if strings.HasPrefix(name, p) {
+		if len(name) >= len(p) && string(name[:len(p)]) == p {
 			return true
 		}
 	}
@@ -158,7 +158,8 @@ func (r *URLRules) Canonical(raw string) string {
 	}
 	path = rest
 
-	b := make([]byte, 0, len(s)+8)
+	var buf [256]byte
+	b := buf[:0]
 	b = append(b, scheme...)
 	b = append(b, "://"...)
 	b = r.appendAuthority(b, scheme, authority)
@@ -168,6 +169,9 @@ func (r *URLRules) Canonical(raw string) string {
 	}
 	if hasFrag {
 		b = appendFragment(b, frag)
+	}
+	if string(b) == s {
+		return s // already canonical: no copy
 	}
 	return string(b)
 }
@@ -317,9 +321,8 @@ func (r *URLRules) appendPath(b []byte, path string) []byte {
 		b = append(b, '/')
 	}
 	b = appendEscaped(b, path, pathLiteral, pathDecode)
-	p := string(b[start:])
-	if q := removeDotSegments(p); q != p {
-		b = append(b[:start], q...)
+	if bytes.Contains(b[start:], []byte("/.")) {
+		b = append(b[:start], removeDotSegments(string(b[start:]))...)
 	}
 	if !r.opts.KeepTrailingSlash {
 		for len(b)-start > 1 && b[len(b)-1] == '/' {
@@ -331,9 +334,6 @@ func (r *URLRules) appendPath(b []byte, path string) []byte {
 
 // removeDotSegments is RFC 3986 section 5.2.4 on an absolute path.
 func removeDotSegments(p string) string {
-	if !strings.Contains(p, "/.") {
-		return p
-	}
 	segs := strings.Split(p[1:], "/")
 	out := make([]string, 0, len(segs))
 	for i, s := range segs {
@@ -357,11 +357,14 @@ func removeDotSegments(p string) string {
 	return "/" + strings.Join(out, "/")
 }
 
-type param struct{ name, value string }
+// param is a query parameter: its normalised name and value are
+// scratch[ns:vs] and scratch[vs:end].
+type param struct{ ns, vs, end int }
 
 func (r *URLRules) appendQuery(b []byte, q string) []byte {
-	var buf [16]param
-	params := buf[:0]
+	var pbuf [16]param
+	var sbuf [256]byte
+	params, scratch := pbuf[:0], sbuf[:0]
 	for q != "" {
 		var part string
 		if i := strings.IndexByte(q, '&'); i >= 0 {
@@ -376,36 +379,53 @@ func (r *URLRules) appendQuery(b []byte, q string) []byte {
 		if i := strings.IndexByte(part, '='); i >= 0 {
 			name, value = part[:i], part[i+1:]
 		}
-		n := string(appendEscaped(nil, name, queryLiteral, queryDecode))
-		if r.dropped(n) {
+		ns := len(scratch)
+		scratch = appendEscaped(scratch, name, queryLiteral, queryDecode)
+		if r.dropped(scratch[ns:]) {
+			scratch = scratch[:ns]
 			continue
 		}
-		params = append(params, param{n, string(appendEscaped(nil, value, queryLiteral, queryDecode))})
+		vs := len(scratch)
+		scratch = appendEscaped(scratch, value, queryLiteral, queryDecode)
+		params = append(params, param{ns, vs, len(scratch)})
 	}
 	if len(params) == 0 {
 		return b
 	}
-	sort.SliceStable(params, func(i, j int) bool { return params[i].name < params[j].name })
+	// Insertion sort: stable, and queries have few parameters.
+	name := func(p param) []byte { return scratch[p.ns:p.vs] }
+	for i := 1; i < len(params); i++ {
+		for j := i; j > 0 && bytes.Compare(name(params[j]), name(params[j-1])) < 0; j-- {
+			params[j], params[j-1] = params[j-1], params[j]
+		}
+	}
 	b = append(b, '?')
 	for i, p := range params {
 		if i > 0 {
 			b = append(b, '&')
 		}
-		b = append(b, p.name...)
+		b = append(b, scratch[p.ns:p.vs]...)
 		b = append(b, '=')
-		b = append(b, p.value...)
+		b = append(b, scratch[p.vs:p.end]...)
 	}
 	return b
 }
 
 // dropped reports whether the parameter with the (normalised) name is
 // removed: names are compared decoded and lower-cased.
-func (r *URLRules) dropped(name string) bool {
-	n := name
-	if strings.IndexByte(n, '%') >= 0 {
-		n = unescapeAll(n)
+func (r *URLRules) dropped(name []byte) bool {
+	var buf [64]byte
+	n := buf[:0]
+	if bytes.IndexByte(name, '%') >= 0 {
+		n = append(n, unescapeAll(string(name))...)
+	} else {
+		n = append(n, name...)
 	}
-	n = strings.ToLower(n)
+	for i, c := range n {
+		if 'A' <= c && c <= 'Z' {
+			n[i] = c + 'a' - 'A'
+		}
+	}
 	if r.keep.match(n) {
 		return false
 	}
