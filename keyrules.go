@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,12 +179,7 @@ func (g *KeyRulesGuard) CheckStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(st.Sources))
-	for name := range st.Sources {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(st.Sources)) {
 		g.Check(ctx, name)
 	}
 	return ctx.Err()
