@@ -16,12 +16,14 @@
 // the module proxy), but it is archived upstream, and the rules that matter
 // most here are not among its flags: removing tracking parameters by name
 // and by prefix, keeping "#!" and "#/" routes while dropping other
-// fragments, folding "+" and "%20" in queries, per-source settings, and a
-// guarantee that any string, however hostile, yields a stable form without
-// an error. Its query sorting goes through url.Values, which re-encodes
-// values and reorders nothing stably across repeated names. The rules below
-// are a few hundred lines on net/url's conventions and RFC 3986, so this
-// package implements them itself and tests each one (see url_test.go).
+// fragments, per-source settings, and a guarantee that any string, however
+// hostile, yields a stable form without an error. It needs url.Parse to
+// succeed first (which rejects, for example, a stray '%'), and its query
+// sorting goes through url.Values, which silently drops a parameter whose
+// escapes are invalid and re-encodes every value (so "%2F" and "/" or "~"
+// and "%7E" stay distinct the other way round). The rules below are a few
+// hundred lines on RFC 3986, so this package implements them itself and
+// tests each one (url_test.go, FuzzCanonicalURL).
 //
 // # The URL rules
 //
