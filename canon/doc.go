@@ -20,10 +20,9 @@
 // hostile, yields a stable form without an error. It needs url.Parse to
 // succeed first (which rejects, for example, a stray '%'), and its query
 // sorting goes through url.Values, which silently drops a parameter whose
-// escapes are invalid and re-encodes every value (so "%2F" and "/" or "~"
-// and "%7E" stay distinct the other way round). The rules below are a few
-// hundred lines on RFC 3986, so this package implements them itself and
-// tests each one (url_test.go, FuzzCanonicalURL).
+// escapes are invalid and re-encodes every name and value. The rules below
+// are a few hundred lines on RFC 3986, so this package implements them
+// itself and tests each one (url_test.go, FuzzCanonicalURL).
 //
 // # The URL rules
 //
