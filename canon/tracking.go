@@ -14,7 +14,7 @@ package canon
 //     X/Twitter (twclid, __twitter_impression), Yandex (yclid, _openstat);
 //     mailing-list and marketing-automation ids of Mailchimp (mc_cid, mc_eid,
 //     mc_tc), HubSpot (_hsenc, __hssc, __hstc, __hsfp, hsctatracking, hsa_*),
-//     Marketo (mkt_tok), Vero (vero_id, vero_conv), Olytics (oly_anon_id,
+//     Marketo (mkt_tok), Vero (vero_id, vero_conv), Olytics (oly_*: oly_anon_id,
 //     oly_enc_id), MailerLite (ml_subscriber, ml_subscriber_hash); analytics
 //     ids (_ga, _gl, ga_*, itm_*, hmb_*, otm_*, s_cid, wt_mc, wt_zmc,
 //     os_ehash, rb_clickid, wickedid, _branch_match_id, action_*_map, gs_l).
