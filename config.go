@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper/canon"
 )
 
 // Defaults. Config fields document which default they fall back to.
@@ -111,6 +113,48 @@ type SourceConfig struct {
 	// Extract maps derived field names to CSS selectors applied to
 	// HTMLField by the extract processor.
 	Extract map[string]string `yaml:"extract" json:"extract,omitempty"`
+	// KeyRules say how key fields are compared (docs/KEYS.md). Each field
+	// that is not set falls back to Defaults, then to the built-in rule.
+	KeyRules KeyRulesConfig `yaml:"key_rules" json:"key_rules"`
+}
+
+// KeyRulesConfig configures how the key is built from the key fields.
+// Changing it changes keys: existing records keep their old keys until
+// `crawlkeeper rekey` rebuilds them (KeyRulesFingerprint tells).
+type KeyRulesConfig struct {
+	// URL configures URL key fields (url, link, *_url, and any value that
+	// starts with http:// or https://).
+	URL URLKeyRules `yaml:"url" json:"url"`
+	// Title configures the title key field.
+	Title TitleKeyRules `yaml:"title" json:"title"`
+}
+
+// URLKeyRules configures URL canonicalisation for keys (package canon).
+type URLKeyRules struct {
+	// Canonical builds keys from the canonical form of URLs. Off, only
+	// byte-identical URLs (white space trimmed) are the same page, and the
+	// other URL settings have no effect. Defaults to true.
+	Canonical *bool `yaml:"canonical" json:"canonical,omitempty"`
+	// DropParams are query parameters dropped besides the built-in
+	// tracking list (canon.DefaultDropParams): names, or prefixes written
+	// "name_*"; "*" drops every parameter. Defaults to none.
+	DropParams []string `yaml:"drop_params" json:"drop_params,omitempty"`
+	// KeepParams exempts parameters from the built-in tracking list, in the
+	// same syntax. Defaults to none.
+	KeepParams []string `yaml:"keep_params" json:"keep_params,omitempty"`
+	// KeepTrailingSlash keeps "/a/" and "/a" apart. Defaults to false.
+	KeepTrailingSlash *bool `yaml:"keep_trailing_slash" json:"keep_trailing_slash,omitempty"`
+	// FoldWWW treats "www.example.com" and "example.com" as one host.
+	// Defaults to false: a different host is a different page.
+	FoldWWW *bool `yaml:"fold_www" json:"fold_www,omitempty"`
+}
+
+// TitleKeyRules configures title normalisation for keys.
+type TitleKeyRules struct {
+	// Fold compares titles in Unicode NFKC with full case folding and
+	// invisible characters removed; off, titles differ in letter case and
+	// width. White space is collapsed either way. Defaults to true.
+	Fold *bool `yaml:"fold" json:"fold,omitempty"`
 }
 
 // LimitsConfig bounds input sizes.
@@ -175,6 +219,20 @@ type PipelineConfig struct {
 	Lease Duration `yaml:"lease" json:"lease,omitempty"`
 	// Exec configures the exec processor.
 	Exec ExecConfig `yaml:"exec" json:"exec,omitempty"`
+	// Fingerprint configures the near-duplicate processor.
+	Fingerprint FingerprintConfig `yaml:"fingerprint" json:"fingerprint,omitempty"`
+}
+
+// FingerprintConfig configures the fingerprint processor's near-duplicate
+// grouping (processors.Fingerprint).
+type FingerprintConfig struct {
+	// Threshold is the smallest estimated Jaccard similarity of the sets
+	// of neighbouring word pairs of two near-duplicate texts, above 0 and
+	// at most 1. Defaults to 0.5 (docs/KEYS.md has the measurements).
+	Threshold float64 `yaml:"threshold" json:"threshold,omitempty"`
+	// MinWords is the fewest words a text needs to be fingerprinted.
+	// Defaults to 5.
+	MinWords int `yaml:"min_words" json:"min_words,omitempty"`
 }
 
 // ExecConfig configures the external-program processor.
@@ -276,6 +334,10 @@ type SourcePolicy struct {
 	WatchFields      []string
 	HTMLField        string
 	Extract          map[string]string
+	// URLRules canonicalise URL key fields.
+	URLRules *canon.URLRules
+	// FoldTitle folds the title key field (TitleKeyRules.Fold).
+	FoldTitle bool
 
 	eventSet map[string]bool
 	startSet map[string]bool
@@ -307,6 +369,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Store.Durability.Validate(); err != nil {
 		return err
+	}
+	if fp := c.Pipeline.Fingerprint; fp.Threshold < 0 || fp.Threshold > 1 || fp.MinWords < 0 {
+		return Errorf(EINVALID, "config: pipeline.fingerprint: threshold must be from 0 to 1 (a Jaccard similarity; 0 means the default 0.5) and min_words not negative")
 	}
 	for i, t := range c.Serve.Tokens {
 		if t.Token == "" {
@@ -393,6 +458,19 @@ func (c *Config) resolve(source string, override bool) (*SourcePolicy, error) {
 	if p.Extract == nil {
 		p.Extract = d.Extract
 	}
+	su, du := s.KeyRules.URL, d.KeyRules.URL
+	urlRules, err := canon.NewURLRules(canon.URLOptions{
+		Off:               !pickBool(su.Canonical, du.Canonical, true),
+		DropParams:        pickStrings(su.DropParams, du.DropParams, nil),
+		KeepParams:        pickStrings(su.KeepParams, du.KeepParams, nil),
+		KeepTrailingSlash: pickBool(su.KeepTrailingSlash, du.KeepTrailingSlash, false),
+		FoldWWW:           pickBool(su.FoldWWW, du.FoldWWW, false),
+	})
+	if err != nil {
+		return nil, Errorf(EINVALID, "config %s: key_rules.url: %v", where, err)
+	}
+	p.URLRules = urlRules
+	p.FoldTitle = pickBool(s.KeyRules.Title.Fold, d.KeyRules.Title.Fold, true)
 	tz := pickString(s.TimeZone, d.TimeZone, "UTC")
 	loc, err := time.LoadLocation(tz)
 	if err != nil {

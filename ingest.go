@@ -102,6 +102,13 @@ type Ingester struct {
 	// Retry retries a batch that failed transiently. Nil uses the
 	// defaults of Retry.
 	Retry *Retry
+	// KeyRules checks each source's key rules against the store's before
+	// its first batch is written (and records them for a new source). Nil
+	// uses a guard of the Ingester's own that records without warning,
+	// when the store also plays the state role.
+	KeyRules *KeyRulesGuard
+
+	keyRulesOnce sync.Once
 }
 
 type rawChunk struct {
@@ -290,6 +297,26 @@ func (g *Ingester) prepareChunk(raws []RawItem, base Meta) preparedChunk {
 	return pc
 }
 
+// checkKeyRules runs the key-rules guard for each source of the batch; the
+// guard remembers the sources it has checked.
+func (g *Ingester) checkKeyRules(ctx context.Context, items []*Prepared) {
+	g.keyRulesOnce.Do(func() {
+		if st, ok := g.Store.(KeyRulesBackend); ok && g.KeyRules == nil {
+			g.KeyRules = &KeyRulesGuard{Store: st, Config: g.Config}
+		}
+	})
+	if g.KeyRules == nil {
+		return
+	}
+	last := ""
+	for i, it := range items {
+		if i == 0 || it.Source != last {
+			last = it.Source
+			g.KeyRules.Check(ctx, last)
+		}
+	}
+}
+
 // write commits one batch and runs the hooks.
 func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSummary) error {
 	if len(items) == 0 {
@@ -326,6 +353,7 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 	if g.MarksInStore || g.Monitor != nil {
 		b.Marks = MarksFromItems(items, now)
 	}
+	g.checkKeyRules(ctx, items)
 	// A batch is idempotent (re-applying it converges), so a store outage
 	// or a lost race is retried with backoff before the ingest fails; the
 	// items are acknowledged only once the commit succeeded.

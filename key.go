@@ -8,53 +8,21 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/crawlkeeper/crawlkeeper/canon"
 )
 
 // NormalizeText trims s and collapses every run of Unicode white space to
-// one ASCII space. Titles are compared this way.
-func NormalizeText(s string) string {
-	// Fast path: most titles are already clean.
-	clean := true
-	prevSpace := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			clean = false
-			break
-		}
-		sp := c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-		if sp && (prevSpace || c != ' ') {
-			clean = false
-			break
-		}
-		prevSpace = sp
-	}
-	if clean && !prevSpace {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
-		}
-		if space {
-			b.WriteByte(' ')
-			space = false
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// one ASCII space. Stored titles are written this way.
+func NormalizeText(s string) string { return canon.Space(s) }
 
-// NormalizeURL returns the form of raw that identifies a page: scheme and
-// host lower-cased, the default port dropped, the fragment removed and an
-// empty path written as "/". A string that is not an absolute URL is only
-// trimmed, so that odd inputs still produce a stable key.
+// NormalizeURL returns the form of raw that records show in their url
+// column: scheme and host lower-cased, the default port dropped, the
+// fragment removed and an empty path written as "/". A string that is not
+// an absolute URL is only trimmed. Keys use the source's canonical form
+// instead (SourcePolicy.URLRules, package canon), which also removes
+// tracking parameters, sorts the query and folds the trailing slash.
 func NormalizeURL(raw string) string {
 	s := strings.TrimSpace(raw)
 	u, err := url.Parse(s)
@@ -99,18 +67,38 @@ func fieldText(v any) string {
 	}
 }
 
-// normalizeKeyField applies the comparison rules for one key field: URL
-// normalisation for fields that hold an absolute URL or are named like one,
-// white-space normalisation for everything else.
-func normalizeKeyField(name string, v any) string {
+// keyField applies the source's comparison rules to one key field: the
+// canonical URL for fields that hold an absolute URL or are named like one,
+// title folding for the title, white-space normalisation for everything
+// else (ids and codes keep their letter case).
+func (p *SourcePolicy) keyField(name string, v any) string {
 	s := fieldText(v)
-	lname := strings.ToLower(name)
-	if lname == "url" || lname == "link" || strings.HasSuffix(lname, "_url") ||
-		strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
-		return NormalizeURL(s)
+	if isURLField(name, s) {
+		return p.urlRules().Canonical(s)
+	}
+	if name == "title" {
+		return canon.Title(s, p.FoldTitle)
 	}
 	return NormalizeText(s)
 }
+
+// isURLField reports whether a key field is compared as a URL.
+func isURLField(name, value string) bool {
+	lname := strings.ToLower(name)
+	return lname == "url" || lname == "link" || strings.HasSuffix(lname, "_url") ||
+		strings.HasPrefix(value, "http://") || strings.HasPrefix(value, "https://")
+}
+
+// urlRules returns the policy's URL rules; a policy built by hand rather
+// than by Config.Policy gets the defaults.
+func (p *SourcePolicy) urlRules() *canon.URLRules {
+	if p.URLRules != nil {
+		return p.URLRules
+	}
+	return defaultURLRules
+}
+
+var defaultURLRules, _ = canon.NewURLRules(canon.URLOptions{})
 
 // BuildKey computes the dedup key of item for a source. When every key
 // field is present and non-empty, the key comes from their normalised
@@ -132,7 +120,7 @@ func buildKey(p *SourcePolicy, item map[string]any) (key string, parts []string,
 			parts = nil
 			break
 		}
-		s := normalizeKeyField(f, v)
+		s := p.keyField(f, v)
 		if s == "" {
 			parts = nil
 			break

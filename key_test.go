@@ -77,7 +77,7 @@ func TestBuildKey(t *testing.T) {
 	if k1 != k2 {
 		t.Fatalf("equal titles and URLs after normalisation gave keys %s and %s", k1, k2)
 	}
-	if strings.Join(parts, "|") != "title=A job|url=https://x.test/a" {
+	if strings.Join(parts, "|") != "title=a job|url=https://x.test/a" {
 		t.Fatalf("key parts = %q", parts)
 	}
 	if len(k1) != 32 {
@@ -166,12 +166,17 @@ func FuzzBuildKey(f *testing.F) {
 		if k1 != k2 || len(k1) != 32 || len(parts) == 0 {
 			t.Fatalf("key %q (again %q) parts %q", k1, k2, parts)
 		}
-		prep, err := (&Preparer{}).Prepare([]byte(js), 1, Meta{}, T0)
+		prep, err := (&Preparer{}).Prepare([]byte(js), 1, Meta{Source: "fuzz"}, T0)
 		if err != nil {
 			return
 		}
 		if !json.Valid(prep.Item) {
 			t.Fatalf("canonical item is not valid JSON: %s", prep.Item)
+		}
+		// The stored item rebuilds the same key: what rekey relies on.
+		rk, rparts, err := RecomputeKey(p, prep.Item)
+		if err != nil || rk != prep.Key || strings.Join(rparts, "\x00") != strings.Join(prep.KeyParts, "\x00") {
+			t.Fatalf("RecomputeKey(%s) = %s %q %v, ingest keyed it %s %q", prep.Item, rk, rparts, err, prep.Key, prep.KeyParts)
 		}
 	})
 }

@@ -32,7 +32,7 @@ func TestBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer release()
-		if got := crawlkeeper.ChainSignature(ps); got != "dates@1+fingerprint@1+stats@1" {
+		if got := crawlkeeper.ChainSignature(ps); got != "dates@1+fingerprint@2+stats@1" {
 			t.Fatalf("signature %q", got)
 		}
 	})

@@ -73,10 +73,21 @@ defaults:
   grace: 0
   purge_after: off           # delete archived records this long after archiving (export first)
   history_limit: 100
+  key_rules:                 # how key fields are compared (docs/KEYS.md); after a change, run crawlkeeper rekey
+    url:
+      canonical: true        # scheme/host case, IDNA, ports, tracking parameters, query order, trailing slash...
+      drop_params: []        # parameters to drop besides the built-in tracking list: names or prefixes ("pf_rd_*")
+      keep_params: []        # built-in tracking parameters that name a page on this site
+      keep_trailing_slash: false
+      fold_www: false        # true: www.example.com is example.com
+    title:
+      fold: true             # NFKC and case folding: "ＤＡＴＡ Engineer" is "data engineer"
 sources:
   example-jobs:
     timezone: Asia/Tokyo
     stale_after: 3d
+    key_rules:
+      url: {drop_params: [ref, sid]}
 limits:
   max_item_bytes: 1048576
   batch: 1000
@@ -91,6 +102,9 @@ pipeline:
   processors: [dates, fingerprint, stats]   # also extract, exec, noop
   max_failures: 3            # failures of one processor before a record goes to the dead letters
   # exec: {command: [python3, enrich.py], timeout: 10s, version: 1}
+  fingerprint:               # near-duplicates: MinHash of word pairs (docs/KEYS.md)
+    threshold: 0.5           # estimated Jaccard similarity at which two texts are grouped
+    min_words: 5             # shorter texts are not fingerprinted
 alerts:                      # evaluated by serve; each alert fires once and resolves once
   every: 1m
   # webhooks:

@@ -44,11 +44,15 @@ sources:
 
 func TestParseErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"UnknownKey":  {"defaults:\n  max_agee: 3d\n", "max_agee"},
-		"BadDuration": {"defaults:\n  max_age: soon\n", "soon"},
-		"BadZone":     {"sources:\n  a:\n    timezone: Mars/Base\n", "Mars/Base"},
-		"BadOrder":    {"defaults:\n  date_order: XYZ\n", "XYZ"},
-		"BadScope":    {"serve:\n  tokens:\n    - token: abc\n      scopes: [root]\n", "root"},
+		"UnknownKey":      {"defaults:\n  max_agee: 3d\n", "max_agee"},
+		"BadDuration":     {"defaults:\n  max_age: soon\n", "soon"},
+		"BadZone":         {"sources:\n  a:\n    timezone: Mars/Base\n", "Mars/Base"},
+		"BadOrder":        {"defaults:\n  date_order: XYZ\n", "XYZ"},
+		"BadScope":        {"serve:\n  tokens:\n    - token: abc\n      scopes: [root]\n", "root"},
+		"KeyRulesKey":     {"defaults:\n  key_rules:\n    url:\n      drop_param: [ref]\n", "drop_param"},
+		"KeyRulesPattern": {"sources:\n  s:\n    key_rules:\n      url: {drop_params: [\"a*b\"]}\n", `sources["s"]: key_rules.url: drop_params: parameter "a*b"`},
+		"KeyRulesBoth":    {"defaults:\n  key_rules:\n    url: {drop_params: [ref], keep_params: [ref]}\n", "both drop_params and keep_params"},
+		"KeyRulesFold":    {"defaults:\n  key_rules:\n    title: {fold: maybe}\n", "maybe"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := config.Parse([]byte(tc.yaml))
@@ -70,6 +74,49 @@ func TestExampleParses(t *testing.T) {
 	p, _ := cfg.Policy("example-jobs")
 	if p.StaleAfter != 72*time.Hour {
 		t.Fatalf("example stale_after = %v", p.StaleAfter)
+	}
+}
+
+func TestParseKeyRules(t *testing.T) {
+	cfg, err := config.Parse([]byte(`
+defaults:
+  key_rules:
+    url: {drop_params: [ref]}
+sources:
+  shop:
+    key_rules:
+      url:
+        drop_params: [sid, "pf_rd_*"]
+        keep_trailing_slash: true
+        fold_www: true
+      title: {fold: false}
+  raw:
+    key_rules:
+      url: {canonical: false}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop, _ := cfg.Policy("shop")
+	o := shop.URLRules.Options()
+	if strings.Join(o.DropParams, ",") != "sid,pf_rd_*" || !o.KeepTrailingSlash || !o.FoldWWW || o.Off || shop.FoldTitle {
+		t.Fatalf("shop key rules: %+v fold=%v", o, shop.FoldTitle)
+	}
+	if got := shop.URLRules.Canonical("https://www.x.example/a/?sid=1&pf_rd_p=2&ref=3"); got != "https://x.example/a/?ref=3" {
+		t.Fatalf("shop canonical: %s", got)
+	}
+	other, _ := cfg.Policy("other")
+	if o := other.URLRules.Options(); strings.Join(o.DropParams, ",") != "ref" || o.KeepTrailingSlash || !other.FoldTitle {
+		t.Fatalf("defaults key rules: %+v", o)
+	}
+	raw, _ := cfg.Policy("raw")
+	if !raw.URLRules.Options().Off {
+		t.Fatal("canonical: false not applied")
+	}
+	a, _ := crawlkeeper.KeyRulesFingerprint(cfg, "shop")
+	b, _ := crawlkeeper.KeyRulesFingerprint(cfg, "other")
+	if a == b {
+		t.Fatal("different key rules, one fingerprint")
 	}
 }
 

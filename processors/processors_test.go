@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/bits"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -69,27 +68,31 @@ func paragraph(rng *rand.Rand, n int) []string {
 	return out
 }
 
-// TestSimHashDistance measures how SimHash separates texts of 80 words:
-// most one-word edits stay within 3 bits, unrelated texts almost never
-// come that close. (Shorter texts are noisier; see Fingerprint.)
-func TestSimHashDistance(t *testing.T) {
+// TestMinHashSimilarity checks the similarity estimate on texts of 80
+// words: a one-word edit keeps it far above the threshold, unrelated texts
+// stay far below, and identical texts score 1.
+func TestMinHashSimilarity(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	const n = 400
+	const n = 200
 	near, far := 0, 0
 	for i := 0; i < n; i++ {
 		words := paragraph(rng, 80)
 		edited := append([]string(nil), words...)
 		edited[rng.Intn(len(edited))] = "changed"
-		if bits.OnesCount64(processors.SimHash(words)^processors.SimHash(edited)) <= 3 {
+		a, b, c := processors.MinHash(words), processors.MinHash(edited), processors.MinHash(paragraph(rng, 80))
+		if s := processors.Similarity(&a, &a); s != 1 {
+			t.Fatalf("identical texts: similarity %v", s)
+		}
+		if processors.Similarity(&a, &b) >= processors.DefaultFingerprintThreshold {
 			near++
 		}
-		if bits.OnesCount64(processors.SimHash(words)^processors.SimHash(paragraph(rng, 80))) <= 3 {
+		if processors.Similarity(&a, &c) >= processors.DefaultFingerprintThreshold {
 			far++
 		}
 	}
-	t.Logf("80-word texts: %d%% of one-word edits within 3 bits, %d of %d unrelated pairs", 100*near/n, far, n)
-	if near < n*3/4 || far > n/50 {
-		t.Fatalf("one-word edits within 3 bits: %d of %d (want 75%%+); unrelated pairs within 3 bits: %d (want under 2%%)", near, n, far)
+	t.Logf("80-word texts: %d of %d one-word edits and %d of %d unrelated pairs at or above the threshold", near, n, far, n)
+	if near < n*98/100 || far > 0 {
+		t.Fatalf("one-word edits above the threshold: %d of %d (want 98%%+); unrelated pairs: %d (want none)", near, n, far)
 	}
 }
 
@@ -98,9 +101,10 @@ func TestFingerprintClusters(t *testing.T) {
 	base := paragraph(rng, 300)
 	edited := append([]string(nil), base...)
 	edited[10] = "changed"
-	if d := bits.OnesCount64(processors.SimHash(processors.Tokens("Backend engineer\n"+strings.Join(base, " "))) ^
-		processors.SimHash(processors.Tokens("Backend Engineer!\n"+strings.Join(edited, " ")))); d > 3 {
-		t.Fatalf("the near-duplicate pair is %d bits apart; pick another edit", d)
+	sa := processors.MinHash(processors.Tokens("Backend engineer\n" + strings.Join(base, " ")))
+	sb := processors.MinHash(processors.Tokens("Backend Engineer!\n" + strings.Join(edited, " ")))
+	if s := processors.Similarity(&sa, &sb); s < processors.DefaultFingerprintThreshold {
+		t.Fatalf("the near-duplicate pair has similarity %.2f; pick another edit", s)
 	}
 	f := &processors.Fingerprint{}
 	ctx := context.Background()
@@ -126,7 +130,7 @@ func TestFingerprintClusters(t *testing.T) {
 	if got := run(c); got["size"] != 1 || got["cluster"] != int64(7) {
 		t.Fatalf("unrelated record = %v", got)
 	}
-	if got := run(short); got["size"] != 1 || got["simhash"] != nil {
+	if got := run(short); got["size"] != 1 || got["signature"] != nil {
 		t.Fatalf("too short a text = %v", got)
 	}
 	// The cluster follows the corpus: a new pass that no longer sees b

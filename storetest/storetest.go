@@ -41,6 +41,9 @@ func Run(t *testing.T, open Opener) {
 			return lb
 		})
 	})
+	t.Run("KeyRules", func(t *testing.T) {
+		RunKeyRules(t, func(tb testing.TB) crawlkeeper.KeyRulesBackend { return open(tb) })
+	})
 }
 
 // A new backend is built and tested one role at a time, in this order:
@@ -72,6 +75,7 @@ func RunRecords(t *testing.T, open RecordOpener) {
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("Golden", func(t *testing.T) { testGolden(t, open) })
 	t.Run("Durability", func(t *testing.T) { testDurability(t, open) })
+	t.Run("Keys", func(t *testing.T) { testKeyPairs(t, open) })
 }
 
 // testDurability checks that the store reports what its acknowledged

@@ -25,6 +25,9 @@ type env struct {
 	// eng is serve's pipeline engine; releaseEngine stops its processors.
 	eng           *pipeline.Engine
 	releaseEngine func()
+	// keyGuard is shared by every ingester of the process, so each source's
+	// key rules are checked, and warned about, once.
+	keyGuard *crawlkeeper.KeyRulesGuard
 }
 
 // openEnv opens the configured backends.
@@ -72,16 +75,28 @@ func (e *env) monitor(ctx context.Context) (crawlkeeper.Monitor, error) {
 // ingester returns an Ingester wired to the environment.
 func (e *env) ingester() *crawlkeeper.Ingester {
 	g := &crawlkeeper.Ingester{
-		Store:  e.store,
-		Config: e.a.cfg,
-		Dates:  e.dates,
-		Now:    e.a.now,
-		Rules:  crawlkeeper.NewRules(e.a.cfg),
+		Store:    e.store,
+		Config:   e.a.cfg,
+		Dates:    e.dates,
+		Now:      e.a.now,
+		Rules:    crawlkeeper.NewRules(e.a.cfg),
+		KeyRules: e.keyRules(),
 	}
 	if e.queue != nil {
 		g.AfterCommit = append(g.AfterCommit, crawlkeeper.PublishTouched(e.queue))
 	}
 	return g
+}
+
+// keyRules returns the process's key-rules guard, which prints a warning
+// when a source's keys in the store were built under other key rules.
+func (e *env) keyRules() *crawlkeeper.KeyRulesGuard {
+	if e.keyGuard == nil {
+		e.keyGuard = &crawlkeeper.KeyRulesGuard{Store: e.store, Config: e.a.cfg, Warn: func(_, msg string) {
+			fmt.Fprintf(e.a.stderr, "crawlkeeper: warning: %s\n", msg)
+		}}
+	}
+	return e.keyGuard
 }
 
 // monitorIngest connects g to the crawl monitor: marks from _target and

@@ -146,6 +146,14 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	defer stopBG()
 	done := make(chan struct{})
 	loops := env.backgroundLoops(srv, logger, opts)
+	// Warn at start, not at a source's first delivery, when the store's
+	// keys were built under other key rules.
+	loops = append(loops, func(ctx context.Context) error {
+		if err := env.keyRules().CheckStore(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("could not check the key rules of the stored records", "err", err)
+		}
+		return nil
+	})
 	if opts.simulate != nil {
 		loops = append(loops, func(ctx context.Context) error { return opts.simulate(ctx, srv, env) })
 	}

@@ -1,0 +1,553 @@
+package canon
+
+import (
+	"bytes"
+	"fmt"
+	"net/netip"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+// URLOptions are one source's URL rules. The zero value is the default:
+// canonical, the default tracking parameters dropped, trailing slash
+// folded, "www." kept.
+type URLOptions struct {
+	// Off turns canonicalisation off: the URL is only trimmed of white
+	// space, so only byte-identical URLs are the same page.
+	Off bool
+	// DropParams are query parameters to drop besides DefaultDropParams:
+	// exact names, or prefixes written "name_*". A lone "*" drops every
+	// parameter (the path alone names a page). Compared without regard to
+	// ASCII case.
+	DropParams []string
+	// KeepParams exempts parameters from DefaultDropParams for this source,
+	// written like DropParams (for a site where, say, "ga_id" names a page).
+	KeepParams []string
+	// KeepTrailingSlash keeps "/a/" and "/a" apart.
+	KeepTrailingSlash bool
+	// FoldWWW treats "www.example.com" as "example.com".
+	FoldWWW bool
+}
+
+// URLRules canonicalises URLs under one source's options. It is safe for
+// concurrent use.
+type URLRules struct {
+	opts URLOptions
+	drop paramSet
+	keep paramSet
+}
+
+// paramSet matches parameter names: exact (lower-case) names and prefixes.
+type paramSet struct {
+	exact    map[string]bool
+	prefixes []string
+	all      bool
+}
+
+func (s *paramSet) add(pattern string) {
+	p := strings.ToLower(pattern)
+	switch {
+	case p == "*":
+		s.all = true
+	case strings.HasSuffix(p, "*"):
+		s.prefixes = append(s.prefixes, strings.TrimSuffix(p, "*"))
+	default:
+		if s.exact == nil {
+			s.exact = map[string]bool{}
+		}
+		s.exact[p] = true
+	}
+}
+
+// match reports whether the lower-cased name is in the set.
+func (s *paramSet) match(name []byte) bool {
+	if s.all || s.exact[string(name)] {
+		return true
+	}
+	for _, p := range s.prefixes {
+		if len(name) >= len(p) && string(name[:len(p)]) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckParam reports whether pattern is a valid drop or keep pattern: a
+// non-empty name without '&', '=', '#' or white space, optionally ending in
+// one '*'.
+func CheckParam(pattern string) error {
+	if pattern == "" {
+		return fmt.Errorf("empty parameter name")
+	}
+	body := strings.TrimSuffix(pattern, "*")
+	if strings.Contains(body, "*") {
+		return fmt.Errorf("parameter %q: '*' may only end a name (\"prefix_*\")", pattern)
+	}
+	if i := strings.IndexAny(body, "&=#? \t\r\n"); i >= 0 {
+		return fmt.Errorf("parameter %q: a name cannot contain %q", pattern, body[i])
+	}
+	return nil
+}
+
+// NewURLRules checks o and returns its rules.
+func NewURLRules(o URLOptions) (*URLRules, error) {
+	r := &URLRules{opts: o}
+	keep := map[string]bool{}
+	for _, p := range o.KeepParams {
+		if err := CheckParam(p); err != nil {
+			return nil, fmt.Errorf("keep_params: %w", err)
+		}
+		keep[strings.ToLower(p)] = true
+		r.keep.add(p)
+	}
+	for _, p := range o.DropParams {
+		if err := CheckParam(p); err != nil {
+			return nil, fmt.Errorf("drop_params: %w", err)
+		}
+		if keep[strings.ToLower(p)] {
+			return nil, fmt.Errorf("parameter %q is in both drop_params and keep_params: keep it in one", p)
+		}
+		r.drop.add(p)
+	}
+	for _, p := range DefaultDropParams {
+		r.drop.add(p)
+	}
+	return r, nil
+}
+
+var defaultRules, _ = NewURLRules(URLOptions{})
+
+// URL returns the canonical form of raw under the default rules.
+func URL(raw string) string { return defaultRules.Canonical(raw) }
+
+// Options returns the options the rules were made from.
+func (r *URLRules) Options() URLOptions { return r.opts }
+
+// Canonical returns the canonical form of raw (see the package
+// documentation for the rules). It never fails: a string that is not an
+// absolute URL with a host comes back trimmed.
+func (r *URLRules) Canonical(raw string) string {
+	s := trimControl(raw)
+	if r.opts.Off {
+		return s
+	}
+	if strings.ContainsAny(s, "\t\n\r") {
+		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
+	}
+	colon := schemeEnd(s)
+	if colon < 0 || !strings.HasPrefix(s[colon+1:], "//") {
+		return s
+	}
+	scheme := strings.ToLower(s[:colon])
+	rest := s[colon+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, rest := rest[:end], rest[end:]
+	var path, query, frag string
+	hasFrag := false
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest, frag, hasFrag = rest[:i], rest[i+1:], true
+	}
+	hasQuery := false
+	if i := strings.IndexByte(rest, '?'); i >= 0 {
+		rest, query, hasQuery = rest[:i], rest[i+1:], true
+	}
+	path = rest
+
+	var buf [256]byte
+	b := buf[:0]
+	b = append(b, scheme...)
+	b = append(b, "://"...)
+	b = r.appendAuthority(b, scheme, authority)
+	b = r.appendPath(b, path)
+	if hasQuery {
+		b = r.appendQuery(b, query)
+	}
+	if hasFrag {
+		b = appendFragment(b, frag)
+	}
+	if string(b) == s {
+		return s // already canonical: no copy
+	}
+	return string(b)
+}
+
+// trimControl trims white space and C0 control characters at both ends
+// (WHATWG trims C0 controls and space; Unicode spaces are trimmed too,
+// because scraped URLs carry no-break spaces from HTML).
+func trimControl(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || r == 0x85 || r == 0xa0 || r == 0x2028 || r == 0x2029 || r == 0xfeff || (r >= 0x2000 && r <= 0x200b) || r == 0x3000
+	})
+}
+
+// schemeEnd returns the index of the colon that ends a valid scheme
+// (ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )), or -1.
+func schemeEnd(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9', c == '+', c == '-', c == '.':
+			if i == 0 {
+				return -1
+			}
+		case c == ':':
+			if i == 0 {
+				return -1
+			}
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+var defaultPorts = map[string]string{"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
+
+func (r *URLRules) appendAuthority(b []byte, scheme, a string) []byte {
+	if at := strings.LastIndexByte(a, '@'); at >= 0 {
+		if user := a[:at]; user != "" && user != ":" {
+			b = appendEscaped(b, user, userLiteral, userDecode)
+			b = append(b, '@')
+		}
+		a = a[at+1:]
+	}
+	host, port := a, ""
+	if strings.HasPrefix(a, "[") {
+		if i := strings.IndexByte(a, ']'); i >= 0 && (i == len(a)-1 || a[i+1] == ':' && allDigits(a[i+2:])) {
+			host = a[:i+1]
+			if i < len(a)-1 {
+				port = a[i+2:]
+			}
+			return appendPort(appendIPv6(b, host), scheme, port)
+		}
+	} else if i := strings.LastIndexByte(a, ':'); i >= 0 && allDigits(a[i+1:]) {
+		host, port = a[:i], a[i+1:]
+	}
+	b = r.appendHost(b, host)
+	return appendPort(b, scheme, port)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func appendPort(b []byte, scheme, port string) []byte {
+	if p := strings.TrimLeft(port, "0"); p != "" || port == "" {
+		port = p
+	} else {
+		port = "0"
+	}
+	if port == "" || defaultPorts[scheme] == port {
+		return b
+	}
+	return append(append(b, ':'), port...)
+}
+
+func appendIPv6(b []byte, host string) []byte {
+	inner := host[1 : len(host)-1]
+	if a, err := netip.ParseAddr(inner); err == nil && a.Zone() == "" {
+		b = append(b, '[')
+		b = append(b, a.String()...)
+		return append(b, ']')
+	}
+	b = append(b, '[')
+	b = appendEscaped(b, strings.ToLower(inner), hostLiteral|ipv6Literal, 0)
+	return append(b, ']')
+}
+
+// lookup converts host names to ASCII as the WHATWG URL standard does:
+// UTS #46 non-transitional mapping, no STD3 restriction (underscores occur
+// in real host names), no hyphen checks.
+var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
+	idna.StrictDomainName(false), idna.CheckHyphens(false))
+
+func (r *URLRules) appendHost(b []byte, host string) []byte {
+	if strings.IndexByte(host, '%') >= 0 {
+		host = unescapeAll(host)
+	}
+	ascii := true
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	// Lower-casing first makes the result the same whether or not the
+	// name is valid IDNA: an invalid one stays lower-cased and
+	// percent-encoded, and comes back the same when canonicalised again.
+	host = strings.ToLower(host)
+	if !ascii && utf8.ValidString(host) {
+		if h, err := lookup.ToASCII(host); err == nil {
+			host = h
+		}
+	}
+	host = strings.TrimRight(host, ".")
+	for r.opts.FoldWWW && strings.HasPrefix(host, "www.") && len(host) > 4 {
+		host = host[4:]
+	}
+	return appendEscaped(b, host, hostLiteral, 0)
+}
+
+// unescapeAll decodes every valid %XX escape of s.
+func unescapeAll(s string) string {
+	var sb strings.Builder
+	sb.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			sb.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+func (r *URLRules) appendPath(b []byte, path string) []byte {
+	start := len(b)
+	if path == "" || path[0] != '/' {
+		b = append(b, '/')
+	}
+	b = appendEscaped(b, path, pathLiteral, pathDecode)
+	if bytes.Contains(b[start:], []byte("/.")) {
+		b = append(b[:start], removeDotSegments(string(b[start:]))...)
+	}
+	if !r.opts.KeepTrailingSlash {
+		for len(b)-start > 1 && b[len(b)-1] == '/' {
+			b = b[:len(b)-1]
+		}
+	}
+	return b
+}
+
+// removeDotSegments is RFC 3986 section 5.2.4 on an absolute path.
+func removeDotSegments(p string) string {
+	segs := strings.Split(p[1:], "/")
+	out := make([]string, 0, len(segs))
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch s {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, s)
+		}
+	}
+	return "/" + strings.Join(out, "/")
+}
+
+// param is a query parameter: its normalised name and value are
+// scratch[ns:vs] and scratch[vs:end].
+type param struct{ ns, vs, end int }
+
+func (r *URLRules) appendQuery(b []byte, q string) []byte {
+	var pbuf [16]param
+	var sbuf [256]byte
+	params, scratch := pbuf[:0], sbuf[:0]
+	for q != "" {
+		var part string
+		if i := strings.IndexByte(q, '&'); i >= 0 {
+			part, q = q[:i], q[i+1:]
+		} else {
+			part, q = q, ""
+		}
+		if part == "" {
+			continue
+		}
+		name, value := part, ""
+		if i := strings.IndexByte(part, '='); i >= 0 {
+			name, value = part[:i], part[i+1:]
+		}
+		ns := len(scratch)
+		scratch = appendEscaped(scratch, name, queryLiteral, queryDecode)
+		if r.dropped(scratch[ns:]) {
+			scratch = scratch[:ns]
+			continue
+		}
+		vs := len(scratch)
+		scratch = appendEscaped(scratch, value, queryLiteral, queryDecode)
+		params = append(params, param{ns, vs, len(scratch)})
+	}
+	if len(params) == 0 {
+		return b
+	}
+	// Insertion sort: stable, and queries have few parameters.
+	name := func(p param) []byte { return scratch[p.ns:p.vs] }
+	for i := 1; i < len(params); i++ {
+		for j := i; j > 0 && bytes.Compare(name(params[j]), name(params[j-1])) < 0; j-- {
+			params[j], params[j-1] = params[j-1], params[j]
+		}
+	}
+	b = append(b, '?')
+	for i, p := range params {
+		if i > 0 {
+			b = append(b, '&')
+		}
+		b = append(b, scratch[p.ns:p.vs]...)
+		b = append(b, '=')
+		b = append(b, scratch[p.vs:p.end]...)
+	}
+	return b
+}
+
+// dropped reports whether the parameter with the (normalised) name is
+// removed: names are compared decoded and lower-cased.
+func (r *URLRules) dropped(name []byte) bool {
+	var buf [64]byte
+	n := buf[:0]
+	if bytes.IndexByte(name, '%') >= 0 {
+		n = append(n, unescapeAll(string(name))...)
+	} else {
+		n = append(n, name...)
+	}
+	for i, c := range n {
+		if 'A' <= c && c <= 'Z' {
+			n[i] = c + 'a' - 'A'
+		}
+	}
+	if r.keep.match(n) {
+		return false
+	}
+	return r.drop.match(n)
+}
+
+// appendFragment keeps hash-bang and hash routes ("#!/a", "#/a") and
+// drops every other fragment, including the bare route roots.
+func appendFragment(b []byte, frag string) []byte {
+	if frag == "" || frag[0] != '!' && frag[0] != '/' || frag == "/" || frag == "!" || frag == "!/" {
+		return b
+	}
+	b = append(b, '#')
+	return appendEscaped(b, frag, fragLiteral, fragDecode)
+}
+
+// Character classes for percent-encoding, one bit per class.
+const (
+	unreserved  = 1 << iota // ALPHA DIGIT - . _ ~
+	subDelim                // ! $ & ' ( ) * + , ; =
+	colonAt                 // : @
+	slashQ                  // / ?
+	ipv6Literal             // : (inside brackets)
+	formSpecial             // & = + ;  (carry form meaning in a query)
+)
+
+// Literal sets (characters written as they are) and decode sets (escapes
+// written as the character), per component.
+const (
+	hostLiteral  = unreserved | subDelim
+	userLiteral  = unreserved | subDelim | colonAt
+	userDecode   = unreserved
+	pathLiteral  = unreserved | subDelim | colonAt | slashQ
+	pathDecode   = unreserved | subDelim | colonAt
+	queryLiteral = unreserved | subDelim | colonAt | slashQ
+	queryDecode  = unreserved | subDelim | colonAt | slashQ | queryNoForm
+	fragLiteral  = unreserved | subDelim | colonAt | slashQ
+	fragDecode   = unreserved | subDelim | colonAt | slashQ
+	// queryNoForm marks the decode set of a query: form-special
+	// characters are excluded below, in appendEscaped.
+	queryNoForm = formSpecial
+)
+
+var classes [256]uint8
+
+func init() {
+	for c := 'a'; c <= 'z'; c++ {
+		classes[c] |= unreserved
+		classes[c-'a'+'A'] |= unreserved
+	}
+	for c := '0'; c <= '9'; c++ {
+		classes[c] |= unreserved
+	}
+	for _, c := range "-._~" {
+		classes[c] |= unreserved
+	}
+	for _, c := range "!$&'()*+,;=" {
+		classes[c] |= subDelim
+	}
+	for _, c := range "&=+;" {
+		classes[c] |= formSpecial
+	}
+	classes[':'] |= colonAt | ipv6Literal
+	classes['@'] |= colonAt
+	classes['/'] |= slashQ
+	classes['?'] |= slashQ
+}
+
+const upperHex = "0123456789ABCDEF"
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// appendEscaped appends s with its percent-encoding normalised: escapes of
+// characters in the decode set are decoded, other escapes get upper-case
+// hex, a stray '%' becomes "%25", and characters outside the literal set
+// are encoded. In a query (decode set with queryNoForm) a space, "%20" and
+// "+" are all written "+", and escapes of form-special characters stay
+// escapes.
+func appendEscaped(b []byte, s string, literal, decode uint8) []byte {
+	inQuery := decode&queryNoForm != 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' {
+			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+				d := unhex(s[i+1])<<4 | unhex(s[i+2])
+				i += 2
+				switch {
+				case inQuery && d == ' ':
+					b = append(b, '+')
+				case inQuery && classes[d]&formSpecial != 0:
+					b = append(b, '%', upperHex[d>>4], upperHex[d&15])
+				case classes[d]&(decode&^queryNoForm) != 0:
+					b = append(b, d)
+				default:
+					b = append(b, '%', upperHex[d>>4], upperHex[d&15])
+				}
+				continue
+			}
+			b = append(b, '%', '2', '5')
+			continue
+		}
+		if inQuery && c == ' ' {
+			b = append(b, '+')
+			continue
+		}
+		if classes[c]&literal != 0 {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+	}
+	return b
+}
