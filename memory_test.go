@@ -62,12 +62,12 @@ func (h *heapPeak) done() uint64 {
 
 // TestBoundedMemory runs a dry-run archive pass, a manual archive of every
 // record and a purge with export over CRAWLKEEPER_MEMORY_RECORDS records
-// (default 100,000; CI runs 1,000,000) under a memory limit, and checks
+// (default 30,000; CI runs 1,000,000) under a memory limit, and checks
 // that the live heap never grows past a bound that does not depend on the
 // number of records. Remembering one id per record would take more than
 // that bound at a million records; loading full rows, far more.
 func TestBoundedMemory(t *testing.T) {
-	n := 100_000
+	n := 30_000
 	if s := os.Getenv("CRAWLKEEPER_MEMORY_RECORDS"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n <= 0 {
