@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
+	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
@@ -13,8 +15,8 @@ import (
 // to restore it, which the next open does.
 func TestArchiveIndexes(t *testing.T) {
 	ctx := context.Background()
-	u := MustDatabaseURL(t)
-	s := MustOpen(t, u)
+	u := testdb.MongoURL(t)
+	s := testdb.MustOpen(t, u, mongodb.Open)
 	keys := func(coll string) map[string]bool {
 		t.Helper()
 		cur, err := s.Database().Collection(coll).Indexes().List(ctx)
@@ -64,7 +66,7 @@ func TestArchiveIndexes(t *testing.T) {
 		t.Fatalf("check after dropping an index: %+v", rep)
 	}
 	// Opening the store creates it again.
-	if rep, err := MustOpen(t, u).Check(ctx); err != nil || !rep.OK {
+	if rep, err := testdb.MustOpen(t, u, mongodb.Open).Check(ctx); err != nil || !rep.OK {
 		t.Fatalf("check after reopening: %+v %v", rep, err)
 	}
 }

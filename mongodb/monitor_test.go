@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
+	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"github.com/crawlkeeper/crawlkeeper/monitortest"
 )
 
@@ -12,7 +14,7 @@ import (
 // database, as another process would open.
 func TestMonitor(t *testing.T) {
 	monitortest.RunPersister(t, func(tb testing.TB) func() crawlkeeper.Store {
-		u := MustDatabaseURL(tb)
-		return func() crawlkeeper.Store { return MustOpen(tb, u) }
+		u := testdb.MongoURL(tb)
+		return func() crawlkeeper.Store { return testdb.MustOpen(tb, u, mongodb.Open) }
 	})
 }

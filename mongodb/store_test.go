@@ -27,32 +27,8 @@ func isFerretDB(tb testing.TB, s *mongodb.Store) bool {
 // The store offers the benchmark its raw baselines.
 var _ bench.Raw = (*mongodb.Store)(nil)
 
-// MustDatabaseURL returns the URL of a new database, dropped when the test
-// ends.
-func MustDatabaseURL(tb testing.TB) string {
-	tb.Helper()
-	return testdb.MongoURL(tb)
-}
-
-// MustOpen opens a store on rawURL and closes it when the test ends.
-func MustOpen(tb testing.TB, rawURL string) *mongodb.Store {
-	tb.Helper()
-	s, err := mongodb.Open(context.Background(), rawURL)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
-
-// MustOpenStore opens an empty store in a database of its own.
-func MustOpenStore(tb testing.TB) *mongodb.Store {
-	tb.Helper()
-	return MustOpen(tb, MustDatabaseURL(tb))
-}
-
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return MustOpenStore(tb) })
+	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return testdb.MustOpen(tb, testdb.MongoURL(tb), mongodb.Open) })
 }
 
 // TestTwoProcesses ingests overlapping keys through two stores with their
@@ -60,8 +36,8 @@ func TestConformance(t *testing.T) {
 // archives and restores meanwhile: no key may be stored twice, and of two
 // processes racing for a lease exactly one wins.
 func TestTwoProcesses(t *testing.T) {
-	u := MustDatabaseURL(t)
-	a, b := MustOpen(t, u), MustOpen(t, u)
+	u := testdb.MongoURL(t)
+	a, b := testdb.MustOpen(t, u, mongodb.Open), testdb.MustOpen(t, u, mongodb.Open)
 	// FerretDB 1.24 applies a conditional update as a read followed by a
 	// whole-document write, so two processes racing on one record can
 	// lose a write there: a property of that server, not of MongoDB, where

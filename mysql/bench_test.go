@@ -9,6 +9,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
@@ -41,7 +42,7 @@ func BenchmarkIngest20k(b *testing.B) {
 	ctx := context.Background()
 	batches := benchBatches(b, 20000, 1000)
 	for i := 0; i < b.N; i++ {
-		s := MustOpenStore(b)
+		s := testdb.MustOpen(b, testdb.MySQLURL(b), mysql.Open)
 		run := func(name string, now time.Time) {
 			start := time.Now()
 			for _, items := range batches {
@@ -54,7 +55,7 @@ func BenchmarkIngest20k(b *testing.B) {
 		run("new", storetest.T0)
 		run("unchanged", storetest.T0.Add(time.Hour))
 
-		raw := MustOpenStore(b)
+		raw := testdb.MustOpen(b, testdb.MySQLURL(b), mysql.Open)
 		upsert := func(name string, now time.Time) {
 			start := time.Now()
 			id := int64(0)

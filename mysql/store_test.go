@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,66 +13,17 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
 
-// MustDatabaseURL returns the URL of an empty database, dropped when the
-// test ends.
-func MustDatabaseURL(tb testing.TB) string {
-	tb.Helper()
-	return testdb.MySQLURL(tb)
+// TestBackend runs the conformance suite, two stores on one database at
+// once, and stores opening an empty database together, after which each
+// embedded migration must have been applied once.
+func TestBackend(t *testing.T) {
+	storetest.RunBackend(t, storetest.Backend{NewURL: testdb.MySQLURL,
+		Open:         func(ctx context.Context, u string) (crawlkeeper.Store, error) { return mysql.Open(ctx, u) },
+		OpenedAtOnce: migratedOnce})
 }
 
-// MustOpen opens a store on rawURL and closes it when the test ends.
-func MustOpen(tb testing.TB, rawURL string) *mysql.Store {
-	tb.Helper()
-	s, err := mysql.Open(context.Background(), rawURL)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
-
-// MustOpenStore opens an empty store in a database of its own.
-func MustOpenStore(tb testing.TB) *mysql.Store {
-	tb.Helper()
-	return MustOpen(tb, MustDatabaseURL(tb))
-}
-
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return MustOpenStore(tb) })
-}
-
-// TestTwoProcesses ingests overlapping keys through two stores with their
-// own connection pools, as two processes sharing the database would, and
-// archives and restores meanwhile: no key may be stored twice.
-func TestTwoProcesses(t *testing.T) {
-	u := MustDatabaseURL(t)
-	storetest.RunTwoProcesses(t, MustOpen(t, u), MustOpen(t, u))
-}
-
-// TestConcurrentOpen starts several stores on an empty database at once:
-// the migrations must apply exactly once.
-func TestConcurrentOpen(t *testing.T) {
-	u := MustDatabaseURL(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := mysql.Open(context.Background(), u)
-			if err != nil {
-				errs <- err
-				return
-			}
-			s.Close()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	s := MustOpen(t, u)
+func migratedOnce(t *testing.T, u string) {
+	s := testdb.MustOpen(t, u, mysql.Open)
 	var n, next int
 	// Each embedded migration applied once, however many processes raced.
 	files, err := filepath.Glob("migrations/*.sql")
@@ -102,7 +52,7 @@ func TestConcurrentOpen(t *testing.T) {
 // collations would confuse: sources differing in case or by a trailing
 // space, and a NUL character.
 func TestExactText(t *testing.T) {
-	s := MustOpenStore(t)
+	s := testdb.MustOpen(t, testdb.MySQLURL(t), mysql.Open)
 	ctx := context.Background()
 	var items []*crawlkeeper.Prepared
 	for _, js := range []string{

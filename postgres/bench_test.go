@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
@@ -40,7 +41,7 @@ func BenchmarkIngest20k(b *testing.B) {
 	ctx := context.Background()
 	batches := benchBatches(b, 20000, 1000)
 	for i := 0; i < b.N; i++ {
-		s := MustOpenStore(b)
+		s := testdb.MustOpen(b, testdb.PostgresURL(b), postgres.Open)
 		run := func(name string, now time.Time) {
 			start := time.Now()
 			for _, items := range batches {
@@ -53,7 +54,7 @@ func BenchmarkIngest20k(b *testing.B) {
 		run("new", storetest.T0)
 		run("unchanged", storetest.T0.Add(time.Hour))
 
-		raw := MustOpenStore(b)
+		raw := testdb.MustOpen(b, testdb.PostgresURL(b), postgres.Open)
 		upsert := func(name string, now time.Time) {
 			start := time.Now()
 			id := int64(0)

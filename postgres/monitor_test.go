@@ -4,7 +4,9 @@ import (
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/monitortest"
+	"github.com/crawlkeeper/crawlkeeper/postgres"
 )
 
 // TestMonitor runs the embedded monitor's suites over the PostgreSQL
@@ -12,7 +14,7 @@ import (
 // same schema, as another process would open.
 func TestMonitor(t *testing.T) {
 	monitortest.RunPersister(t, func(tb testing.TB) func() crawlkeeper.Store {
-		u := MustSchemaURL(tb)
-		return func() crawlkeeper.Store { return MustOpen(tb, u) }
+		u := testdb.PostgresURL(tb)
+		return func() crawlkeeper.Store { return testdb.MustOpen(tb, u, postgres.Open) }
 	})
 }

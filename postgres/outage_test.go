@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/faultproxy"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
 )
 
@@ -18,7 +19,7 @@ import (
 // nothing acknowledged is lost. With the server away for good the error
 // says what happened.
 func TestOutage(t *testing.T) {
-	direct := MustSchemaURL(t)
+	direct := testdb.PostgresURL(t)
 	u, err := url.Parse(direct)
 	if err != nil {
 		t.Fatal(err)

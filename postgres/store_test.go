@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,66 +14,17 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
 
-// MustSchemaURL returns the URL of an empty schema, dropped when the test
-// ends.
-func MustSchemaURL(tb testing.TB) string {
-	tb.Helper()
-	return testdb.PostgresURL(tb)
+// TestBackend runs the conformance suite, two stores on one database at
+// once, and stores opening an empty database together, after which each
+// embedded migration must have been applied once.
+func TestBackend(t *testing.T) {
+	storetest.RunBackend(t, storetest.Backend{NewURL: testdb.PostgresURL,
+		Open:         func(ctx context.Context, u string) (crawlkeeper.Store, error) { return postgres.Open(ctx, u) },
+		OpenedAtOnce: migratedOnce})
 }
 
-// MustOpen opens a store on rawURL and closes it when the test ends.
-func MustOpen(tb testing.TB, rawURL string) *postgres.Store {
-	tb.Helper()
-	s, err := postgres.Open(context.Background(), rawURL)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
-
-// MustOpenStore opens an empty store in a schema of its own.
-func MustOpenStore(tb testing.TB) *postgres.Store {
-	tb.Helper()
-	return MustOpen(tb, MustSchemaURL(tb))
-}
-
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return MustOpenStore(tb) })
-}
-
-// TestTwoProcesses ingests overlapping keys through two stores with their
-// own connection pools, as two processes sharing the database would, and
-// archives and restores meanwhile: no key may be stored twice.
-func TestTwoProcesses(t *testing.T) {
-	u := MustSchemaURL(t)
-	storetest.RunTwoProcesses(t, MustOpen(t, u), MustOpen(t, u))
-}
-
-// TestConcurrentOpen starts several stores on an empty schema at once: the
-// migrations must apply exactly once.
-func TestConcurrentOpen(t *testing.T) {
-	u := MustSchemaURL(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := postgres.Open(context.Background(), u)
-			if err != nil {
-				errs <- err
-				return
-			}
-			s.Close()
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	s := MustOpen(t, u)
+func migratedOnce(t *testing.T, u string) {
+	s := testdb.MustOpen(t, u, postgres.Open)
 	var n int
 	// Each embedded migration applied once, however many processes raced.
 	files, err := filepath.Glob("migrations/*.sql")
@@ -89,7 +39,7 @@ func TestConcurrentOpen(t *testing.T) {
 // TestNULInText stores text with NUL characters, which PostgreSQL text
 // cannot hold, and reads it back unchanged.
 func TestNULInText(t *testing.T) {
-	s := MustOpenStore(t)
+	s := testdb.MustOpen(t, testdb.PostgresURL(t), postgres.Open)
 	ctx := context.Background()
 	p, err := (&crawlkeeper.Preparer{}).Prepare([]byte(`{"title":"a\u0000b\uffff","url":"https://n.test/\u0000","_source":"s\u0000"}`), 1, crawlkeeper.Meta{}, storetest.T0)
 	if err != nil {
@@ -133,7 +83,7 @@ func TestUnreachable(t *testing.T) {
 // server's default, normal with off, and a value in the URL wins.
 func TestDurabilitySetting(t *testing.T) {
 	ctx := context.Background()
-	u := MustSchemaURL(t)
+	u := testdb.PostgresURL(t)
 	for _, tc := range []struct {
 		d      crawlkeeper.Durability
 		url    string

@@ -156,3 +156,59 @@ func RunTwoProcesses(t *testing.T, a, b crawlkeeper.Store) {
 		}
 	}
 }
+
+// Backend describes a store backend for RunBackend.
+type Backend struct {
+	// NewURL returns the URL of a new, empty store (internal/testdb).
+	NewURL func(tb testing.TB) string
+	// Open opens a store at a URL, as the backend's Open does.
+	Open func(ctx context.Context, rawURL string) (crawlkeeper.Store, error)
+	// OpenedAtOnce, when set, checks the database that four stores just
+	// opened together: that each migration was applied once, say.
+	OpenedAtOnce func(t *testing.T, rawURL string)
+}
+
+// RunBackend runs what every backend that several processes can share
+// must pass: the conformance suite (Run), two stores on one database
+// ingesting, archiving and restoring at once (RunTwoProcesses), and four
+// stores opening an empty database at the same moment (their migrations
+// must not collide).
+func RunBackend(t *testing.T, b Backend) {
+	open := func(tb testing.TB, u string) crawlkeeper.Store {
+		tb.Helper()
+		s, err := b.Open(context.Background(), u)
+		if err != nil {
+			tb.Fatalf("open %s: %v", u, err)
+		}
+		tb.Cleanup(func() { s.Close() })
+		return s
+	}
+	t.Run("Conformance", func(t *testing.T) {
+		Run(t, func(tb testing.TB) crawlkeeper.Store { return open(tb, b.NewURL(tb)) })
+	})
+	t.Run("TwoProcesses", func(t *testing.T) {
+		u := b.NewURL(t)
+		RunTwoProcesses(t, open(t, u), open(t, u))
+	})
+	t.Run("OpenAtOnce", func(t *testing.T) {
+		u := b.NewURL(t)
+		errs := make(chan error, 4)
+		for i := 0; i < 4; i++ {
+			go func() {
+				s, err := b.Open(context.Background(), u)
+				if err == nil {
+					err = s.Close()
+				}
+				errs <- err
+			}()
+		}
+		for i := 0; i < 4; i++ {
+			if err := <-errs; err != nil {
+				t.Fatalf("four stores opening an empty database at once: %v", err)
+			}
+		}
+		if b.OpenedAtOnce != nil {
+			b.OpenedAtOnce(t, u)
+		}
+	})
+}

@@ -8,6 +8,7 @@ package testdb
 
 import (
 	"context"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -80,3 +81,16 @@ func MySQLURL(tb testing.TB) string { tb.Helper(); return URL(tb, MySQL) }
 
 // MongoURL returns the URL of a new, empty MongoDB database.
 func MongoURL(tb testing.TB) string { tb.Helper(); return URL(tb, MongoDB) }
+
+// MustOpen opens the store at rawURL with open (a store package's Open)
+// and closes it when the test ends.
+func MustOpen[S io.Closer](tb testing.TB, rawURL string, open func(context.Context, string) (S, error)) S {
+	tb.Helper()
+	s, err := open(context.Background(), rawURL)
+	if err != nil {
+		tb.Fatalf("open %s store: %v", rawURL, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
