@@ -256,3 +256,13 @@ func Search(ctx context.Context, st SearchStore, cfg *Config, q SearchQuery) (*S
 	AddSnippets(page, plan.Expr, cfg)
 	return page, nil
 }
+
+// SearchIndexReporter is implemented by a store whose server may lack a
+// full-text index: SearchWithoutIndex returns why search runs without one
+// there (the MongoDB store on FerretDB, which has no text index), or ""
+// when the index is used. Without the index the store still finds the
+// same records, by scanning, but does not rank them: every score is 0 and
+// relevance order is id order.
+type SearchIndexReporter interface {
+	SearchWithoutIndex() string
+}
