@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,12 @@ type SearchQuery struct {
 	// without an event date.
 	EventFrom, EventTo time.Time
 	Order              SearchOrder
+	// Languages are the PostgreSQL text search configurations the query is
+	// parsed with (the search_language of the sources searched; the
+	// PostgreSQL store matches a record indexed with any of them). Search
+	// fills it from the configuration; other stores ignore it. Defaults
+	// to simple.
+	Languages []string
 	// Limit is the page size. Defaults to 20; at most 1000.
 	Limit int
 	// Cursor continues a previous page (SearchPage.Next) of the same
@@ -245,9 +252,15 @@ func (p *SearchPlan) FinishPage(hits []SearchHit) *SearchPage {
 // fields under cfg. It is what the CLI, the HTTP API and the dashboard
 // call.
 func Search(ctx context.Context, st SearchStore, cfg *Config, q SearchQuery) (*SearchPage, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
 	plan, err := q.Plan()
 	if err != nil {
 		return nil, err
+	}
+	if len(q.Languages) == 0 {
+		q.Languages = cfg.searchLanguages(q.Source)
 	}
 	page, err := st.Search(ctx, q)
 	if err != nil {
@@ -265,4 +278,36 @@ func Search(ctx context.Context, st SearchStore, cfg *Config, q SearchQuery) (*S
 // relevance order is id order.
 type SearchIndexReporter interface {
 	SearchWithoutIndex() string
+}
+
+// searchLanguages returns the distinct search languages of source, or of
+// every configured source and the defaults when source is empty.
+func (c *Config) searchLanguages(source string) []string {
+	var names []string
+	if source != "" {
+		names = []string{source}
+	} else {
+		names = append(names, "")
+		for name := range c.Sources {
+			names = append(names, name)
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		var pol *SourcePolicy
+		var err error
+		if n == "" && source == "" {
+			pol, err = c.DefaultPolicy()
+		} else {
+			pol, err = c.Policy(n)
+		}
+		if err != nil || seen[pol.SearchLanguage] {
+			continue
+		}
+		seen[pol.SearchLanguage] = true
+		out = append(out, pol.SearchLanguage)
+	}
+	sort.Strings(out)
+	return out
 }
