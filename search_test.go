@@ -187,3 +187,15 @@ func TestSearchCursor(t *testing.T) {
 		t.Errorf("bad cursor: %v", err)
 	}
 }
+
+// TestSearchTokensASCIIFastPath checks that the ASCII path of
+// appendSearchText gives what the general tokenizer gives.
+func TestSearchTokensASCIIFastPath(t *testing.T) {
+	for _, s := range []string{"", "  Hello, World!! ", "a-b_c.d/e", "ABC123 x9 9x", strings.Repeat("long", 30) + " tail", "\t\n tabs\tand\nlines", "under_score"} {
+		var fast strings.Builder
+		appendASCIITokens(&fast, s)
+		if want := strings.Join(SearchTokens(s), " "); fast.String() != want {
+			t.Errorf("%q: fast path %q, tokenizer %q", s, fast.String(), want)
+		}
+	}
+}

@@ -258,6 +258,10 @@ func SearchTokens(s string) []string {
 // appendSearchText appends the tokens of s to b, space-separated, up to
 // MaxSearchText bytes.
 func appendSearchText(b *strings.Builder, s string) {
+	if isASCII(s) {
+		appendASCIITokens(b, s)
+		return
+	}
 	scanTokens(s, func(t tokenSpan, _ int) {
 		if b.Len()+1+len(t.tok) > MaxSearchText {
 			return
@@ -269,6 +273,54 @@ func appendSearchText(b *strings.Builder, s string) {
 	})
 }
 
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// appendASCIITokens is appendSearchText for ASCII text, the common case
+// of crawled text in Latin script, without decoding runes: the tokens are
+// the runs of letters and digits, lower-cased. It gives what scanTokens
+// gives (TestSearchTokensASCIIFastPath compares them).
+func appendASCIITokens(b *strings.Builder, s string) {
+	i := 0
+	for i < len(s) {
+		for i < len(s) && !asciiWord(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && asciiWord(s[j]) {
+			j++
+		}
+		if j == i {
+			return
+		}
+		n := min(j-i, MaxSearchToken)
+		if b.Len()+1+n > MaxSearchText {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		for k := i; k < i+n; k++ {
+			c := s[k]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+		}
+		i = j
+	}
+}
+
+func asciiWord(c byte) bool {
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z')
+}
+
 // SearchText returns the search text of an item under a source's policy:
 // the folded tokens of its title, then of its search fields (see
 // SearchFields), joined by single spaces. It is empty when the source's
@@ -277,9 +329,17 @@ func SearchText(pol *SourcePolicy, title string, item map[string]any) string {
 	if !pol.Search {
 		return ""
 	}
+	fields := pol.searchFieldsOf(item)
 	var b strings.Builder
+	size := len(title)
+	for _, f := range fields {
+		if s, ok := item[f].(string); ok {
+			size += len(s) + 1
+		}
+	}
+	b.Grow(min(size+16, MaxSearchText))
 	appendSearchText(&b, title)
-	for _, f := range pol.searchFieldsOf(item) {
+	for _, f := range fields {
 		appendFieldText(&b, item[f])
 	}
 	return b.String()

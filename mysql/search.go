@@ -238,3 +238,47 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 	}
 	return nil
 }
+
+// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
+// query an application would write by hand against the FULLTEXT index
+// (on this schema's suffixed tokens), best relevance first, whole rows.
+func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
+	toks := make([]string, len(words))
+	for i, w := range words {
+		toks[i] = w + searchSuffix
+	}
+	against := "+" + strings.Join(toks, " +")
+	if phrase {
+		against = `+"` + strings.Join(toks, " ") + `"`
+	}
+	q := `SELECT * FROM active WHERE MATCH (search_text) AGAINST (? IN BOOLEAN MODE)`
+	args := []any{against}
+	if source != "" {
+		q += ` AND source = ?`
+		args = append(args, source)
+	}
+	q += ` ORDER BY MATCH (search_text) AGAINST (? IN BOOLEAN MODE) DESC LIMIT ?`
+	args = append(args, against, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}

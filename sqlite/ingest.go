@@ -58,7 +58,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.commitWrite(ctx, tx); err != nil {
 		return nil, fmt.Errorf("ingest: commit: %w", err)
 	}
 	if marked != nil {

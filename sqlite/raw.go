@@ -163,7 +163,7 @@ func (s *Store) rawTx(ctx context.Context, f func(w *writer) error) error {
 		return fmt.Errorf("raw: %w", err)
 	}
 	w.close()
-	return tx.Commit()
+	return s.commitWrite(ctx, tx)
 }
 
 // RawAnalyze refreshes the query planner's statistics.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -10,9 +11,11 @@ import (
 
 // Full-text search runs on FTS5 tables in external-content mode
 // (active_search, archive_search; migration 010): the index holds the
-// tokens of each record's search_text and points at the record by its id,
-// and triggers update it in the same transaction as every write of the
-// record tables. The search text is folded and tokenised in Go
+// tokens of each record's search_text and points at the record by its id.
+// Triggers note every insert, delete and search text change of the record
+// tables in search_pending, and commitWrite applies the notes to the
+// index just before each write transaction commits, so the index changes
+// in the same transaction as the records, in one bulk write per batch. The search text is folded and tokenised in Go
 // (crawlkeeper.SearchText), so the index agrees with the other stores;
 // FTS5 supplies the inverted index, phrase and prefix matching and BM25
 // ranking.
@@ -152,6 +155,33 @@ type extraScanner struct {
 
 func (e extraScanner) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
 
+// commitWrite applies the transaction's search_pending notes to the FTS5
+// indexes, then commits. Every write transaction that inserts, deletes or
+// changes the search text of records commits through it.
+func (s *Store) commitWrite(ctx context.Context, tx *sql.Tx) error {
+	var pending bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_pending)`).Scan(&pending); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	if pending {
+		for k, table := range []string{"active", "archive"} {
+			fts := table + "_search"
+			for _, q := range []string{
+				`INSERT INTO ` + fts + ` (` + fts + `, rowid, search_text) SELECT 'delete', id, indexed FROM search_pending WHERE tbl = ? AND indexed IS NOT NULL`,
+				`INSERT INTO ` + fts + ` (rowid, search_text) SELECT t.id, t.search_text FROM search_pending p JOIN ` + table + ` t ON t.id = p.id WHERE p.tbl = ? AND t.search_text IS NOT NULL`,
+			} {
+				if _, err := tx.ExecContext(ctx, q, k); err != nil {
+					return fmt.Errorf("search index: %w", err)
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
 // SetSearchText implements crawlkeeper.SearchStore; the triggers update
 // the index.
 func (s *Store) SetSearchText(ctx context.Context, updates []crawlkeeper.SearchTextUpdate) (int, error) {
@@ -179,7 +209,7 @@ func (s *Store) SetSearchText(ctx context.Context, updates []crawlkeeper.SearchT
 		n += int(k)
 	}
 	w.close()
-	if err := tx.Commit(); err != nil {
+	if err := s.commitWrite(ctx, tx); err != nil {
 		return 0, fmt.Errorf("set search text: commit: %w", err)
 	}
 	return n, nil
@@ -195,6 +225,8 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 	for _, table := range []string{"active", "archive"} {
 		fts := table + "_search"
 		probes := []struct{ kind, query, msg string }{
+			{"search_pending", `SELECT id, '' FROM search_pending WHERE tbl = ` + fmt.Sprint(map[string]int{"active": 0, "archive": 1}[table]),
+				"a committed write left the full-text index of %s without its change for record %d: run crawlkeeper search --reindex"},
 			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NULL`,
 				"%s record %d is not in the full-text index (written before search existed): run crawlkeeper search --reindex"},
 			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ` + fts + `_docsize d WHERE d.id = t.id)`,
@@ -231,4 +263,49 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		}
 	}
 	return nil
+}
+
+// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
+// query an application would write by hand against the FTS5 index, best
+// BM25 rank first, whole rows.
+func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
+	match := strings.Join(words, " ")
+	if phrase {
+		match = `"` + match + `"`
+	}
+	q := `SELECT a.* FROM active_search JOIN active a ON a.id = active_search.rowid WHERE active_search MATCH ?`
+	args := []any{match}
+	if source != "" {
+		q += ` AND a.source = ?`
+		args = append(args, source)
+	}
+	q += ` ORDER BY active_search.rank LIMIT ?`
+	args = append(args, limit)
+	return countRows(s.r.QueryContext(ctx, q, args...))
+}
+
+// countRows reads every column of every row, as an application would,
+// and counts the rows.
+func countRows(rows *sql.Rows, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
 }
