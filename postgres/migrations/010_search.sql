@@ -10,10 +10,11 @@
 -- and delete of the record: the index cannot drift from the rows. The
 -- wrapper function is IMMUTABLE so that a generated column may use it;
 -- that holds as long as a configuration's name keeps its meaning.
+-- Generated columns need PostgreSQL 12 or later.
 
 CREATE FUNCTION crawlkeeper_search_vector(config text, body text) RETURNS tsvector
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	RETURN to_tsvector(config::regconfig, coalesce(body, ''));
+	AS $$ SELECT to_tsvector(config::regconfig, coalesce(body, '')) $$;
 
 ALTER TABLE active
 	ADD COLUMN search_text text,
