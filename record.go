@@ -54,8 +54,8 @@ type Record struct {
 
 	// SearchText is what the store's full-text index reads (see
 	// Prepared.SearchText). It is derived from the item under the
-	// configuration, so it is not part of the record's JSON: an import
-	// recomputes it.
+	// configuration, so it is not part of the record's JSON; Reindex
+	// recomputes it from the item.
 	SearchText string `json:"-"`
 	// SearchLanguage is the PostgreSQL text search configuration of
 	// SearchText; empty means "simple".

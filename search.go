@@ -3,6 +3,7 @@ package crawlkeeper
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -310,4 +311,12 @@ func (c *Config) searchLanguages(source string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// SearchMissing is the check violation of a record (in collection, active
+// or archive) that has no full-text index entry: written before search
+// existed, or left without one. Reindex gives it one.
+func SearchMissing(collection string, id int64, key string) Violation {
+	return Violation{Kind: "search_missing", ID: id, Key: key,
+		Message: fmt.Sprintf("%s record %d is not in the full-text index (written before search existed?): run crawlkeeper search --reindex", collection, id)}
 }

@@ -233,7 +233,7 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 			return s.wrap("check search", err)
 		}
 		for _, d := range docs {
-			add(crawlkeeper.Violation{Kind: "search_missing", ID: d.ID, Key: d.Key, Message: fmt.Sprintf("%s record %d is not in the full-text index (written before search existed): run crawlkeeper search --reindex", c.Name(), d.ID)})
+			add(crawlkeeper.SearchMissing(c.Name(), d.ID, d.Key))
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // Full-text search runs on an InnoDB FULLTEXT index over search_text
@@ -70,14 +71,6 @@ func matchAgainst(e *crawlkeeper.SearchExpr) (against string, exact []crawlkeepe
 	return strings.Join(parts, " "), exact
 }
 
-func prefixed(cols, alias string) string {
-	parts := strings.Split(cols, ", ")
-	for i, p := range parts {
-		parts[i] = alias + "." + p
-	}
-	return strings.Join(parts, ", ")
-}
-
 // searchSQL renders a search plan as one query and its arguments.
 func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	table, cols := "active", recordCols
@@ -136,7 +129,7 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 		args = append(args, c.Score, c.Score, c.ID)
 	}
 	args = append(args, p.Limit+1)
-	return `SELECT ` + prefixed(cols, "t") + `, m.score FROM (SELECT id, score FROM (` + inner + `) r` + cursor +
+	return `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, m.score FROM (SELECT id, score FROM (` + inner + `) r` + cursor +
 		` ORDER BY score DESC, id LIMIT ?) m JOIN ` + table + ` t ON t.id = m.id ORDER BY m.score DESC, m.id`, args
 }
 
@@ -229,7 +222,7 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 				rows.Close()
 				return fmt.Errorf("check search: %w", err)
 			}
-			add(crawlkeeper.Violation{Kind: "search_missing", ID: id, Key: key, Message: fmt.Sprintf("%s record %d is not in the full-text index (written before search existed): run crawlkeeper search --reindex", table, id)})
+			add(crawlkeeper.SearchMissing(table, id, key))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -259,26 +252,5 @@ func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, sour
 	}
 	q += ` ORDER BY MATCH (search_text) AGAINST (? IN BOOLEAN MODE) DESC LIMIT ?`
 	args = append(args, against, limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return 0, err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
+	return sqlstore.CountRows(s.db.QueryContext(ctx, q, args...))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // Full-text search runs on a tsvector column generated from each record's
@@ -100,7 +101,7 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	if !p.EventTo.IsZero() {
 		where = append(where, "event_at < "+arg(p.EventTo.UnixMicro()))
 	}
-	tcols := prefixCols(cols, "t")
+	tcols := sqlstore.PrefixCols(cols, "t")
 	if p.Order == crawlkeeper.SearchNewest {
 		if c := p.After; c != nil {
 			u, id := arg(c.UpdatedMicros), arg(c.ID)
@@ -122,14 +123,6 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	return `SELECT ` + tcols + `, m.score FROM (SELECT id, score FROM (SELECT id, ` + rank + ` AS score FROM ` + table + `, (SELECT ` + query + ` AS q) q WHERE ` +
 		strings.Join(where, " AND ") + `) r` + cursor + ` ORDER BY score DESC, id LIMIT ` + limit + `) m JOIN ` + table +
 		` t ON t.id = m.id ORDER BY m.score DESC, m.id`, args
-}
-
-func prefixCols(cols, alias string) string {
-	parts := strings.Split(cols, ", ")
-	for i, p := range parts {
-		parts[i] = alias + "." + p
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Search implements crawlkeeper.SearchStore.
@@ -225,7 +218,7 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 				rows.Close()
 				return fmt.Errorf("check search: %w", err)
 			}
-			add(crawlkeeper.Violation{Kind: "search_missing", ID: id, Key: dec(key), Message: fmt.Sprintf("%s record %d is not in the full-text index (written before search existed): run crawlkeeper search --reindex", table, id)})
+			add(crawlkeeper.SearchMissing(table, id, dec(key)))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // Full-text search runs on FTS5 tables in external-content mode
@@ -43,15 +44,6 @@ func ftsMatch(e *crawlkeeper.SearchExpr) string {
 		out += " NOT " + n
 	}
 	return out
-}
-
-// prefixed returns a column list with each column qualified by alias.
-func prefixed(cols, alias string) string {
-	parts := strings.Split(cols, ", ")
-	for i, p := range parts {
-		parts[i] = alias + "." + p
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Search implements crawlkeeper.SearchStore. By relevance, the FTS5 index
@@ -122,7 +114,7 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 		if c := p.After; c != nil {
 			filter("(t.last_updated_at < ? OR (t.last_updated_at = ? AND t.id < ?))", c.UpdatedMicros, c.UpdatedMicros, c.ID)
 		}
-		query = `SELECT ` + prefixed(cols, "t") + `, 0 FROM ` + table + ` t WHERE t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`
+		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, 0 FROM ` + table + ` t WHERE t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`
 		args = append([]any{match}, args...)
 		for _, w := range where {
 			query += " AND " + w
@@ -132,7 +124,7 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 		if c := p.After; c != nil {
 			filter("(f.score < ? OR (f.score = ? AND t.id > ?))", c.Score, c.Score, c.ID)
 		}
-		query = `SELECT ` + prefixed(cols, "t") + `, f.score FROM (SELECT rowid AS id, -bm25(` + fts + `) AS score FROM ` + fts + ` WHERE ` + fts + ` MATCH ?) f JOIN ` + table + ` t ON t.id = f.id`
+		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, f.score FROM (SELECT rowid AS id, -bm25(` + fts + `) AS score FROM ` + fts + ` WHERE ` + fts + ` MATCH ?) f JOIN ` + table + ` t ON t.id = f.id`
 		args = append([]any{match}, args...)
 		if len(where) > 0 {
 			query += " WHERE " + strings.Join(where, " AND ")
@@ -227,8 +219,7 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		probes := []struct{ kind, query, msg string }{
 			{"search_pending", `SELECT id, '' FROM search_pending WHERE tbl = ` + fmt.Sprint(map[string]int{"active": 0, "archive": 1}[table]),
 				"a committed write left the full-text index of %s without its change for record %d: run crawlkeeper search --reindex"},
-			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NULL`,
-				"%s record %d is not in the full-text index (written before search existed): run crawlkeeper search --reindex"},
+			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NULL`, ""},
 			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ` + fts + `_docsize d WHERE d.id = t.id)`,
 				"%s record %d has no entry in the full-text index: run crawlkeeper search --reindex"},
 			{"search_orphan", `SELECT d.id, '' FROM ` + fts + `_docsize d WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` t WHERE t.id = d.id AND t.search_text IS NOT NULL)`,
@@ -248,7 +239,11 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 					return fmt.Errorf("check search: %w", err)
 				}
 				found++
-				add(crawlkeeper.Violation{Kind: p.kind, ID: id, Key: key, Message: fmt.Sprintf(p.msg, table, id)})
+				if p.msg == "" {
+					add(crawlkeeper.SearchMissing(table, id, key))
+				} else {
+					add(crawlkeeper.Violation{Kind: p.kind, ID: id, Key: key, Message: fmt.Sprintf(p.msg, table, id)})
+				}
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
@@ -281,31 +276,5 @@ func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, sour
 	}
 	q += ` ORDER BY active_search.rank LIMIT ?`
 	args = append(args, limit)
-	return countRows(s.r.QueryContext(ctx, q, args...))
-}
-
-// countRows reads every column of every row, as an application would,
-// and counts the rows.
-func countRows(rows *sql.Rows, err error) (int, error) {
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return 0, err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
+	return sqlstore.CountRows(s.r.QueryContext(ctx, q, args...))
 }
