@@ -470,7 +470,7 @@ type recordsData struct {
 	// Search is the full-text query; when set, Hits holds the page of
 	// matches instead of Records (see search.go).
 	Search string
-	Hits   []crawlkeeper.SearchHit
+	Hits   []searchHit
 }
 
 func (d *dash) records(w http.ResponseWriter, r *http.Request, v *view) error {

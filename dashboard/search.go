@@ -7,6 +7,13 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
 )
 
+// searchHit is one row of the search results: the title with its matches
+// marked when the snippet is the title itself.
+type searchHit struct {
+	crawlkeeper.SearchHit
+	TitleParts []crawlkeeper.SnippetPart
+}
+
 // searchRecords renders the Records page for a full-text search: the
 // best matches first, each with a snippet of its text around the match,
 // from the active records or the archive, optionally of one source. It
@@ -35,7 +42,15 @@ func (d *dash) searchRecords(w http.ResponseWriter, r *http.Request, v *view) er
 	data := recordsData{
 		Query:  crawlkeeper.RecordQuery{Source: q.Source, Archived: q.Archived},
 		Search: q.Text,
-		Hits:   page.Hits,
+	}
+	for _, h := range page.Hits {
+		v := searchHit{SearchHit: h}
+		// A match in the title alone is marked in the title rather than
+		// repeated below it.
+		if crawlkeeper.SnippetString(h.Snippet, "", "") == h.Record.Title {
+			v.TitleParts, v.Snippet = h.Snippet, nil
+		}
+		data.Hits = append(data.Hits, v)
 	}
 	if page.Next != "" {
 		data.NextURL = link("/records", "search", q.Text, "source", q.Source, "archived", archived, "cursor", page.Next)

@@ -17,8 +17,9 @@ import (
 // TestBrowserSearchDemoRecords runs the demo's simulated crawl for half a
 // day into a server, then searches its records from the Records page's
 // search box in Chromium, in English, German and Japanese: the page shows
-// the same records as GET /api/v1/search, in the same order, each with a
-// snippet whose matched words are marked, and pages on with the cursor.
+// the same records as GET /api/v1/search, in the same order, each with its
+// matched words marked (in a snippet of its text, or in the title when the
+// title is what matched), and pages on with the cursor.
 func TestBrowserSearchDemoRecords(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := context.Background()
@@ -62,7 +63,7 @@ func TestBrowserSearchDemoRecords(t *testing.T) {
 			if len(want) == 0 || !slices.Equal(got, want) {
 				b.fatalf("search %q: page shows %v, the API %v", c.query, got, want)
 			}
-			marks := b.texts("#search-results .snippet mark")
+			marks := b.texts("#search-results mark")
 			found := false
 			for _, m := range marks {
 				found = found || strings.Contains(crawlkeeper.FoldSearchText(m), c.mark)
