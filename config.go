@@ -353,10 +353,10 @@ type SourcePolicy struct {
 	// URLRules canonicalise URL key fields.
 	URLRules *canon.URLRules
 	// FoldTitle folds the title key field (TitleKeyRules.Fold).
-	FoldTitle bool
-	Search           bool
-	SearchFields     []string
-	SearchLanguage   string
+	FoldTitle      bool
+	Search         bool
+	SearchFields   []string
+	SearchLanguage string
 
 	eventSet map[string]bool
 	startSet map[string]bool
