@@ -116,6 +116,22 @@ type SourceConfig struct {
 	// KeyRules say how key fields are compared (docs/KEYS.md). Each field
 	// that is not set falls back to Defaults, then to the built-in rule.
 	KeyRules KeyRulesConfig `yaml:"key_rules" json:"key_rules"`
+	// Search turns full-text indexing of the source's records on or off.
+	// Records ingested while it is off are not found by search. Defaults
+	// to true.
+	Search *bool `yaml:"search" json:"search,omitempty"`
+	// SearchFields lists the top-level fields whose text is indexed for
+	// search besides the title (strings, numbers and arrays of them).
+	// Defaults to the item's 3 longest string fields that are not the
+	// title, the url, the HTML field, an event or volatile field, or a
+	// value starting with http:// or https://.
+	SearchFields []string `yaml:"search_fields" json:"search_fields,omitempty"`
+	// SearchLanguage is the PostgreSQL text search configuration of the
+	// source's records ("english", "german", ...: stemming and stop
+	// words). Other stores ignore it, so with it set PostgreSQL finds
+	// more word forms than they do. Defaults to "simple" (no stemming, the
+	// behaviour of every store).
+	SearchLanguage string `yaml:"search_language" json:"search_language,omitempty"`
 }
 
 // KeyRulesConfig configures how the key is built from the key fields.
@@ -337,7 +353,10 @@ type SourcePolicy struct {
 	// URLRules canonicalise URL key fields.
 	URLRules *canon.URLRules
 	// FoldTitle folds the title key field (TitleKeyRules.Fold).
-	FoldTitle bool
+	FoldTitle      bool
+	Search         bool
+	SearchFields   []string
+	SearchLanguage string
 
 	eventSet map[string]bool
 	startSet map[string]bool
@@ -454,6 +473,9 @@ func (c *Config) resolve(source string, override bool) (*SourcePolicy, error) {
 		WatchFields:      pickStrings(s.WatchFields, d.WatchFields, nil),
 		HTMLField:        pickString(s.HTMLField, d.HTMLField, "html"),
 		Extract:          s.Extract,
+		Search:           pickBool(s.Search, d.Search, true),
+		SearchFields:     pickStrings(s.SearchFields, d.SearchFields, nil),
+		SearchLanguage:   pickString(s.SearchLanguage, d.SearchLanguage, "simple"),
 	}
 	if p.Extract == nil {
 		p.Extract = d.Extract
@@ -484,6 +506,9 @@ func (c *Config) resolve(source string, override bool) (*SourcePolicy, error) {
 	}
 	if len(p.Key) == 0 {
 		return nil, Errorf(EINVALID, "config %s: key must name at least one field", where)
+	}
+	if !validSearchLanguage(p.SearchLanguage) {
+		return nil, Errorf(EINVALID, "config %s: search_language %q: use a PostgreSQL text search configuration name such as simple, english or german", where, p.SearchLanguage)
 	}
 	if p.HistoryLimit < 0 {
 		return nil, Errorf(EINVALID, "config %s: history_limit must not be negative", where)

@@ -41,19 +41,21 @@ func NewRecord(in *Prepared, now time.Time) *Record {
 		crawled = in.CrawledAt
 	}
 	return &Record{
-		Key:           in.Key,
-		KeyParts:      in.KeyParts,
-		Source:        in.Source,
-		Title:         in.Title,
-		URL:           in.URL,
-		Item:          in.Item,
-		ContentHash:   in.ContentHash,
-		CrawledAt:     crawled,
-		LastUpdatedAt: now,
-		LastChangedAt: crawled,
-		Version:       1,
-		EventAt:       in.EventAt,
-		DateErrors:    in.DateErrors,
+		Key:            in.Key,
+		KeyParts:       in.KeyParts,
+		Source:         in.Source,
+		Title:          in.Title,
+		URL:            in.URL,
+		Item:           in.Item,
+		ContentHash:    in.ContentHash,
+		CrawledAt:      crawled,
+		LastUpdatedAt:  now,
+		LastChangedAt:  crawled,
+		Version:        1,
+		EventAt:        in.EventAt,
+		DateErrors:     in.DateErrors,
+		SearchText:     in.SearchText,
+		SearchLanguage: in.SearchLanguage,
 	}
 }
 
@@ -91,6 +93,7 @@ func Merge(cur *Record, in *Prepared, now time.Time) (next *Record, hist *Histor
 	next.Title = in.Title
 	next.URL = in.URL
 	next.KeyParts = in.KeyParts
+	next.SearchText, next.SearchLanguage = in.SearchText, in.SearchLanguage
 	next.Version = cur.Version + 1
 	next.LastChangedAt = changedAt
 	return next, hist

@@ -41,6 +41,11 @@ type Prepared struct {
 	// Fields lists the item's top-level fields and whether each had a
 	// value, for the monitor's rare-field tracking.
 	Fields []FieldFill
+	// SearchText is the folded, tokenised text the full-text index reads
+	// (see SearchText); empty when the source's search is off.
+	SearchText string
+	// SearchLanguage is the source's PostgreSQL text search configuration.
+	SearchLanguage string
 }
 
 // FieldFill says whether a field present in an item had a value.
@@ -152,6 +157,8 @@ func (p *Preparer) PrepareDecoded(item map[string]any, meta Meta, line int, now 
 	}
 	out.EventAt, out.DateFailures = ReadEventDates(dates, pol, item, now)
 	out.DateErrors = DateErrorValues(out.DateFailures)
+	out.SearchText = SearchText(pol, out.Title, item)
+	out.SearchLanguage = pol.SearchLanguage
 	return out, nil
 }
 

@@ -51,6 +51,15 @@ type Record struct {
 
 	ArchivedAt    *time.Time    `json:"archived_at,omitempty"`
 	ArchiveReason ArchiveReason `json:"archive_reason,omitempty"`
+
+	// SearchText is what the store's full-text index reads (see
+	// Prepared.SearchText). It is derived from the item under the
+	// configuration, so it is not part of the record's JSON; Reindex
+	// recomputes it from the item.
+	SearchText string `json:"-"`
+	// SearchLanguage is the PostgreSQL text search configuration of
+	// SearchText; empty means "simple".
+	SearchLanguage string `json:"-"`
 }
 
 // Archived reports whether r is in the archive.

@@ -11,7 +11,8 @@ import (
 //
 // Store is the sum of role interfaces, one per kind of user: RecordStore
 // (ingest and reads), ArchiveStore (the archiver), ScanStore (the
-// reprocessing pipeline) and StateStore (checkpoints, journal, leases). Code
+// reprocessing pipeline), StateStore (checkpoints, journal, leases) and
+// SearchStore (full-text search). Code
 // that needs one role takes that interface, so a new backend can be built
 // and tested one role at a time (storetest runs one suite per role).
 //
@@ -24,6 +25,7 @@ type Store interface {
 	ArchiveStore
 	ScanStore
 	StateStore
+	SearchStore
 }
 
 // RecordStore is the role that ingests items and reads records back.

@@ -131,6 +131,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	steps := []Measurement{
 		{Names: []string{"ingest_new", "ingest_recrawl", "ingest_changed", "archive_select", "archive_move"}, Run: runIngestArchive},
 		{Names: []string{"query_active"}, Run: runQueryActive},
+		Search,
 	}
 	steps = append(steps, opts.Extra...)
 	steps = append(steps, Measurement{Names: dateResults, Run: runDates})

@@ -82,6 +82,9 @@ defaults:
       fold_www: false        # true: www.example.com is example.com
     title:
       fold: true             # NFKC and case folding: "ＤＡＴＡ Engineer" is "data engineer"
+  search: true               # index title and text fields for full-text search
+  # search_fields: [body]    # fields indexed besides the title (default: the 3 longest string fields)
+  # search_language: simple  # PostgreSQL text search configuration (english, german, ...: stemming)
 sources:
   example-jobs:
     timezone: Asia/Tokyo

@@ -68,6 +68,9 @@ type RetryResult struct {
 // required; a nil capability shows as "not available" on its page.
 type Options struct {
 	Store crawlkeeper.Store
+	// Config names each source's search fields, which search snippets
+	// are taken from. Defaults to the built-in defaults.
+	Config *crawlkeeper.Config
 	// Monitor is the crawl monitor; when nil, MonitorReason says why
 	// (shown on the rounds and rare-fields pages).
 	Monitor       crawlkeeper.Monitor

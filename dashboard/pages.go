@@ -467,10 +467,18 @@ type recordsData struct {
 	Records  []*crawlkeeper.Record
 	NextURL  template.URL
 	FirstURL template.URL
+	// Search is the full-text query; when set, Hits holds the page of
+	// matches instead of Records (see search.go).
+	Search string
+	Hits   []searchHit
 }
 
 func (d *dash) records(w http.ResponseWriter, r *http.Request, v *view) error {
 	raw := r.URL.Query()
+	if raw.Get("search") != "" {
+		return d.searchRecords(w, r, v)
+	}
+	raw.Del("search")
 	// The form sends every field, empty or not; the API's parser treats
 	// an empty filter as none, but "archived" is a checkbox ("on").
 	if raw.Get("archived") == "on" {

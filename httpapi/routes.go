@@ -23,6 +23,7 @@ func (s *Server) routes() {
 	s.Route("POST /api/v1/archive", admin, s.postArchive)
 	s.Route("GET /api/v1/archive/runs", read, s.getArchiveRuns)
 	s.Route("GET /api/v1/stats", read, s.getStats)
+	s.Route("GET /api/v1/search", read, s.getSearch)
 }
 
 // postItems ingests NDJSON or a JSON array. The response is the ingest

@@ -69,6 +69,7 @@ func TestScopes(t *testing.T) {
 		{"POST", "/api/v1/archive?dry_run=true", "admin", ""},
 		{"GET", "/api/v1/archive/runs", "read", ""},
 		{"GET", "/api/v1/stats", "read", ""},
+		{"GET", "/api/v1/search?q=s", "read", ""},
 		{"GET", "/api/v1/rounds", "read", ""},
 		{"GET", "/api/v1/rounds/1", "read", ""},
 		{"GET", "/api/v1/rounds/1/remaining", "read", ""},

@@ -96,6 +96,10 @@ type Store struct {
 	// highestLog).
 	logHint atomic.Int64
 
+	// noTextIndex says why search runs without a text index (the server
+	// is FerretDB); empty on MongoDB.
+	noTextIndex string
+
 	// crashAt, when set, runs after each step of a move ("archive:locked",
 	// "archive:copied", "archive:deleted", and the same for "active");
 	// an error stops the move there, as a crash would. Tests only.
@@ -259,7 +263,7 @@ func (s *Store) createIndexes(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return s.createSearchIndexes(ctx)
 }
 
 // NewScratch returns a store URL naming a new database (named after name)

@@ -198,7 +198,7 @@ func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed,
 		set := bson.D{{Key: "key_parts", Value: d.KeyParts}, {Key: "title", Value: d.Title}, {Key: "title_fold", Value: d.TitleFold},
 			{Key: "url", Value: d.URL}, {Key: "item", Value: d.Item}, {Key: "content_hash", Value: d.ContentHash},
 			{Key: "last_updated_at", Value: d.LastUpdatedAt}, {Key: "last_changed_at", Value: d.LastChangedAt}, {Key: "version", Value: d.Version},
-			{Key: "event_at", Value: d.EventAt}, {Key: "date_errors", Value: d.DateErrors}}
+			{Key: "event_at", Value: d.EventAt}, {Key: "date_errors", Value: d.DateErrors}, {Key: "search_text", Value: d.SearchText}}
 		if r.Archived() {
 			set = append(set, bson.E{Key: "item_bytes", Value: d.ItemBytes}, bson.E{Key: "stored_bytes", Value: d.StoredBytes})
 		}

@@ -39,6 +39,8 @@ type recordDoc struct {
 	ProcessedVersion int64    `bson:"processed_version"`
 	ProcessedChain   string   `bson:"processed_chain"`
 	Derived          []byte   `bson:"derived,omitempty"`
+	// SearchText is what the text index reads (see search.go).
+	SearchText string `bson:"search_text"`
 	// Rev counts the writes to this document; conditional writes name it.
 	Rev int64 `bson:"rev"`
 
@@ -59,6 +61,7 @@ func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 		CrawledAt: r.CrawledAt.UnixMicro(), LastUpdatedAt: r.LastUpdatedAt.UnixMicro(), LastChangedAt: r.LastChangedAt.UnixMicro(),
 		Version: r.Version, EventAt: sqlstore.Micros(r.EventAt), DateErrors: r.DateErrors, ProcessedAt: sqlstore.Micros(r.ProcessedAt),
 		ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain, Derived: sqlstore.Blob(r.Derived), Rev: rev,
+		SearchText: r.SearchText,
 	}
 	if d.KeyParts == nil {
 		d.KeyParts = []string{}
@@ -83,6 +86,7 @@ func (d *recordDoc) record() (*crawlkeeper.Record, error) {
 		ContentHash: d.ContentHash, CrawledAt: crawlkeeper.MicrosTime(d.CrawledAt), LastUpdatedAt: crawlkeeper.MicrosTime(d.LastUpdatedAt),
 		LastChangedAt: crawlkeeper.MicrosTime(d.LastChangedAt), Version: d.Version, EventAt: sqlstore.Time(d.EventAt),
 		ProcessedAt: sqlstore.Time(d.ProcessedAt), ProcessedVersion: d.ProcessedVersion, ProcessedChain: d.ProcessedChain,
+		SearchText: d.SearchText,
 	}
 	if r.KeyParts == nil {
 		r.KeyParts = []string{}

@@ -155,13 +155,13 @@ func recordArgs(r *crawlkeeper.Record, item []byte) []any {
 	return []any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
 		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt),
-		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived)}
+		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived), encodeSearchText(r.SearchText)}
 }
 
 // rowBytes estimates a record's share of a statement: binary values may
 // double when escaped.
 func rowBytes(r *crawlkeeper.Record) int {
-	return 2*(len(r.Item)+len(r.Derived)) + len(r.Title) + len(r.URL) + 4*len(r.KeyParts) + 512
+	return 2*(len(r.Item)+len(r.Derived)) + len(r.Title) + len(r.URL) + 4*len(r.KeyParts) + 2*len(r.SearchText) + 512
 }
 
 func (s *Store) insertActive(ctx context.Context, tx *sql.Tx, recs []*crawlkeeper.Record) error {
@@ -197,9 +197,10 @@ func (s *Store) insertArchive(ctx context.Context, tx *sql.Tx, recs []*crawlkeep
 
 // update writes the columns an ingest changes when the content changed.
 func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record, archive bool) error {
-	cols := []string{"id", "key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors"}
+	cols := []string{"id", "key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors", "search_text"}
 	set := `t.key_parts = u.key_parts, t.title = u.title, t.url = u.url, t.item = u.item, t.content_hash = u.content_hash,
-		t.last_updated_at = u.last_updated_at, t.last_changed_at = u.last_changed_at, t.version = u.version, t.event_at = u.event_at, t.date_errors = u.date_errors`
+		t.last_updated_at = u.last_updated_at, t.last_changed_at = u.last_changed_at, t.version = u.version, t.event_at = u.event_at, t.date_errors = u.date_errors,
+		t.search_text = u.search_text`
 	if archive {
 		cols = append(cols, "item_bytes")
 		set += `, t.item_bytes = u.item_bytes`
@@ -213,7 +214,7 @@ func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*cr
 			}
 			args = append(args, r.ID, sqlstore.KeyPartsText(r.KeyParts), r.Title, r.URL, item, r.ContentHash,
 				r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version, sqlstore.Micros(r.EventAt),
-				sqlstore.DateErrorsText(r.DateErrors))
+				sqlstore.DateErrorsText(r.DateErrors), encodeSearchText(r.SearchText))
 			if archive {
 				args = append(args, len(r.Item))
 			}

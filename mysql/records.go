@@ -14,14 +14,15 @@ import (
 )
 
 // recordCols are the columns shared by active and archive, in the order
-// scanRecord reads them.
-const recordCols = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived"
+// scanRecord reads them. search_text feeds the FULLTEXT index (see
+// search.go); it travels with the record through every move.
+const recordCols = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text"
 
 // archiveCols adds the archive-only columns.
 const archiveCols = recordCols + `, archived_at, archive_reason`
 
 // recordWidth is the number of recordCols.
-const recordWidth = 18
+const recordWidth = 19
 
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -46,10 +47,11 @@ func scanRecord(row rowScanner, archived bool) (*crawlkeeper.Record, error) {
 		dateErrors                sql.NullString
 		archivedAt                int64
 		reason                    string
+		searchText                sql.NullString
 	)
 	dest := []any{&r.ID, &r.Key, &keyParts, &r.Source, &r.Title, &r.URL, &item, &r.ContentHash,
 		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
-		&r.ProcessedVersion, &r.ProcessedChain, &derived}
+		&r.ProcessedVersion, &r.ProcessedChain, &derived, &searchText}
 	if archived {
 		dest = append(dest, &archivedAt, &reason)
 	}
@@ -77,6 +79,7 @@ func scanRecord(row rowScanner, archived bool) (*crawlkeeper.Record, error) {
 		item = []byte{}
 	}
 	r.Item = item
+	r.SearchText = decodeSearchText(searchText.String)
 	r.CrawledAt = crawlkeeper.MicrosTime(crawled)
 	r.LastUpdatedAt = crawlkeeper.MicrosTime(updated)
 	r.LastChangedAt = crawlkeeper.MicrosTime(changed)

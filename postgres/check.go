@@ -119,6 +119,9 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 			return nil, s.wrap("check "+p.Kind, err)
 		}
 	}
+	if err := s.checkSearch(ctx, func(v crawlkeeper.Violation) { rep.Violations = append(rep.Violations, v) }); err != nil {
+		return nil, err
+	}
 	rep.OK = len(rep.Violations) == 0
 	return rep, nil
 }

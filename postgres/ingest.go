@@ -119,21 +119,23 @@ func (s *Store) ingest(ctx context.Context, tx pgx.Tx, b *crawlkeeper.IngestBatc
 	for _, c := range chunks(w.UpdateActive, recordBytes) {
 		a := newRecordArrays(c, false)
 		batch.Queue(`UPDATE active a SET key_parts = u.key_parts, title = u.title, url = u.url, item = u.item, content_hash = u.content_hash,
-				last_updated_at = u.last_updated_at, last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors
-			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[])
-				AS u(id, key_parts, title, url, item, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors)
+				last_updated_at = u.last_updated_at, last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors,
+				search_text = u.search_text, search_config = u.search_config
+			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
+				AS u(id, key_parts, title, url, item, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text, search_config)
 			WHERE a.id = u.id`,
-			a.id, a.keyParts, a.title, a.url, a.item, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors)
+			a.id, a.keyParts, a.title, a.url, a.item, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.searchText, a.searchConfig)
 	}
 	queueTouch(batch, "active", w.TouchActive)
 	for _, c := range chunks(w.UpdateArchive, recordBytes) {
 		a := newRecordArrays(c, true)
 		batch.Queue(`UPDATE archive a SET key_parts = u.key_parts, title = u.title, url = u.url, item = u.item, item_bytes = u.item_bytes, content_hash = u.content_hash,
-				last_updated_at = u.last_updated_at, last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors
-			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[])
-				AS u(id, key_parts, title, url, item, item_bytes, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors)
+				last_updated_at = u.last_updated_at, last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors,
+				search_text = u.search_text, search_config = u.search_config
+			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[])
+				AS u(id, key_parts, title, url, item, item_bytes, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text, search_config)
 			WHERE a.id = u.id`,
-			a.id, a.keyParts, a.title, a.url, a.item, a.itemBytes, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors)
+			a.id, a.keyParts, a.title, a.url, a.item, a.itemBytes, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.searchText, a.searchConfig)
 	}
 	queueTouch(batch, "archive", w.TouchArchive)
 	for _, c := range chunks(w.History, func(h *crawlkeeper.HistoryEntry) int { return len(h.Item) }) {
@@ -174,7 +176,8 @@ func queueInsertActive(batch *pgx.Batch, recs []*crawlkeeper.Record) {
 		a := newRecordArrays(c, false)
 		batch.Queue(`INSERT INTO active (`+recordCols+`)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
-				$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[])`,
+				$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
+				$19::text[], $20::text[])`,
 			a.args()...)
 	}
 }
@@ -193,7 +196,7 @@ func queueInsertArchive(batch *pgx.Batch, recs []*crawlkeeper.Record, at time.Ti
 		batch.Queue(`INSERT INTO archive (`+archiveCols+`, item_bytes)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
 				$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
-				$19::bigint[], $20::text[], $21::bigint[])`,
+				$19::text[], $20::text[], $21::bigint[], $22::text[], $23::bigint[])`,
 			append(a.args(), ats, rs, a.itemBytes)...)
 	}
 }
@@ -226,6 +229,8 @@ type recordArrays struct {
 	eventAt, processedAt                       []*int64
 	dateErrors                                 []*string
 	processedVersion, itemBytes                []int64
+	searchText                                 []*string
+	searchConfig                               []string
 }
 
 // newRecordArrays builds the column arrays of recs, compressing the item
@@ -238,6 +243,7 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 		contentHash: make([]string, n), chain: make([]string, n), crawled: make([]int64, n), lastUpdated: make([]int64, n),
 		lastChanged: make([]int64, n), version: make([]int64, n), eventAt: make([]*int64, n), processedAt: make([]*int64, n),
 		dateErrors: make([]*string, n), processedVersion: make([]int64, n), itemBytes: make([]int64, n),
+		searchText: make([]*string, n), searchConfig: make([]string, n),
 	}
 	for i, r := range recs {
 		a.id[i], a.key[i], a.keyParts[i], a.source[i] = r.ID, enc(r.Key), sqlstore.KeyPartsText(r.KeyParts), enc(r.Source)
@@ -254,6 +260,7 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 		a.version[i], a.processedVersion[i] = r.Version, r.ProcessedVersion
 		a.eventAt[i], a.processedAt[i] = sqlstore.Micros(r.EventAt), sqlstore.Micros(r.ProcessedAt)
 		a.dateErrors[i] = sqlstore.DateErrorsText(r.DateErrors)
+		a.searchText[i], a.searchConfig[i] = searchTextArg(r), searchConfig(r.SearchLanguage)
 	}
 	return a
 }
@@ -262,11 +269,11 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 func (a *recordArrays) args() []any {
 	return []any{a.id, a.key, a.keyParts, a.source, a.title, a.url, a.item, a.contentHash, a.crawled,
 		a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.processedAt, a.processedVersion,
-		a.chain, a.derived}
+		a.chain, a.derived, a.searchText, a.searchConfig}
 }
 
 func recordBytes(r *crawlkeeper.Record) int {
-	return len(r.Item) + len(r.Title) + len(r.URL) + len(r.Derived) + 256
+	return len(r.Item) + len(r.Title) + len(r.URL) + len(r.Derived) + len(r.SearchText) + 256
 }
 
 // chunks splits xs into runs of at most maxStatementBytes by size, each

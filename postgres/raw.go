@@ -14,7 +14,8 @@ import (
 // compares the real paths against them; nothing else uses them.
 
 const unnestRecord = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
-	$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[])`
+	$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
+	$19::text[], $20::text[])`
 
 func (s *Store) rawBatch(ctx context.Context, queue func(b *pgx.Batch)) error {
 	b := &pgx.Batch{}

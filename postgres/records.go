@@ -15,8 +15,10 @@ import (
 )
 
 // recordCols are the columns shared by active and archive, in the order
-// scanRecord reads them.
-const recordCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived`
+// scanRecord reads them. search_text and search_config feed the generated
+// search_tsv column and its GIN index (see search.go); they travel with
+// the record through every move.
+const recordCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config`
 
 // archiveCols adds the archive-only columns.
 const archiveCols = recordCols + `, archived_at, archive_reason`
@@ -41,10 +43,11 @@ func scanRecord(row pgx.Row, archived bool) (*crawlkeeper.Record, error) {
 		dateErrors                *string
 		archivedAt                int64
 		reason                    string
+		searchText                *string
 	)
 	dest := []any{&r.ID, &key, &keyParts, &source, &title, &url, &item, &r.ContentHash,
 		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
-		&r.ProcessedVersion, &chain, &derived}
+		&r.ProcessedVersion, &chain, &derived, &searchText, &r.SearchLanguage}
 	if archived {
 		dest = append(dest, &archivedAt, &reason)
 	}
@@ -66,6 +69,9 @@ func scanRecord(row pgx.Row, archived bool) (*crawlkeeper.Record, error) {
 		r.ArchiveReason = crawlkeeper.ArchiveReason(reason)
 	}
 	r.Item = item
+	if searchText != nil {
+		r.SearchText = *searchText
+	}
 	r.CrawledAt = crawlkeeper.MicrosTime(crawled)
 	r.LastUpdatedAt = crawlkeeper.MicrosTime(updated)
 	r.LastChangedAt = crawlkeeper.MicrosTime(changed)

@@ -147,7 +147,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 		moved = append(moved, m.ID)
 	}
 	w.close()
-	if err := tx.Commit(); err != nil {
+	if err := s.commitWrite(ctx, tx); err != nil {
 		return nil, fmt.Errorf("archive: commit: %w", err)
 	}
 	return moved, nil
@@ -217,7 +217,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 		restored = append(restored, id)
 	}
 	w.close()
-	if err := tx.Commit(); err != nil {
+	if err := s.commitWrite(ctx, tx); err != nil {
 		return nil, fmt.Errorf("restore: commit: %w", err)
 	}
 	return restored, nil
@@ -313,7 +313,7 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 		}
 	}
 	w.close()
-	if err := tx.Commit(); err != nil {
+	if err := s.commitWrite(ctx, tx); err != nil {
 		return nil, fmt.Errorf("purge: commit: %w", err)
 	}
 	res.Purged, res.Changed = purge, changed

@@ -133,6 +133,9 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 			return nil, fmt.Errorf("check %s: %w", p.kind, err)
 		}
 	}
+	if err := s.checkSearch(ctx, add); err != nil {
+		return nil, err
+	}
 	rep.OK = len(rep.Violations) == 0
 	return rep, nil
 }

@@ -58,7 +58,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := s.commitWrite(ctx, tx); err != nil {
 		return nil, fmt.Errorf("ingest: commit: %w", err)
 	}
 	if marked != nil {
@@ -120,7 +120,7 @@ func (w *writer) apply(p *crawlkeeper.IngestWrites) error {
 // need (item, key_parts, derived): re-crawls are the common case, and
 // decoding payloads nobody uses would dominate them. Items are fetched
 // separately for the records whose content changes (loadItems).
-var lightCols = strings.NewReplacer("key_parts,", "'[]',", " item,", " x'',", " derived", " NULL").Replace(recordCols)
+var lightCols = strings.NewReplacer("key_parts,", "'[]',", " item,", " x'',", " derived", " NULL", " search_text", " NULL").Replace(recordCols)
 
 // loadByKeys returns the stored state of every distinct key in items,
 // active first (without payloads), then archive (in full: a revived record
@@ -251,13 +251,13 @@ func (w *writer) exec(q string, args ...any) (sql.Result, error) {
 	return res, nil
 }
 
-const insertActiveSQL = `INSERT INTO active (` + recordCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+const insertActiveSQL = `INSERT INTO active (` + recordCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 func recordArgs(r *crawlkeeper.Record, item []byte) []any {
 	return []any{r.ID, r.Key, keyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
 		timeArg(r.EventAt), jsonStrings(r.DateErrors), timeArg(r.ProcessedAt), r.ProcessedVersion,
-		r.ProcessedChain, blobArg(r.Derived)}
+		r.ProcessedChain, blobArg(r.Derived), r.SearchText}
 }
 
 func (w *writer) insertActive(r *crawlkeeper.Record) error {
@@ -266,9 +266,9 @@ func (w *writer) insertActive(r *crawlkeeper.Record) error {
 }
 
 func (w *writer) updateActive(r *crawlkeeper.Record) error {
-	_, err := w.exec(`UPDATE active SET key_parts = ?, title = ?, url = ?, item = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ? WHERE id = ?`,
+	_, err := w.exec(`UPDATE active SET key_parts = ?, title = ?, url = ?, item = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ?, search_text = ? WHERE id = ?`,
 		keyPartsText(r.KeyParts), r.Title, r.URL, []byte(r.Item), r.ContentHash, r.LastUpdatedAt.UnixMicro(),
-		r.LastChangedAt.UnixMicro(), r.Version, timeArg(r.EventAt), jsonStrings(r.DateErrors), r.ID)
+		r.LastChangedAt.UnixMicro(), r.Version, timeArg(r.EventAt), jsonStrings(r.DateErrors), r.SearchText, r.ID)
 	return err
 }
 
@@ -282,7 +282,7 @@ func (w *writer) touchActive(r *crawlkeeper.Record) error {
 func (w *writer) insertArchive(r *crawlkeeper.Record, at time.Time, reason crawlkeeper.ArchiveReason) error {
 	args := recordArgs(r, zstd.Compress(nil, r.Item))
 	args = append(args, len(r.Item), at.UnixMicro(), string(reason))
-	_, err := w.exec(`INSERT INTO archive (`+recordCols+`, item_bytes, archived_at, archive_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
+	_, err := w.exec(`INSERT INTO archive (`+recordCols+`, item_bytes, archived_at, archive_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...)
 	return err
 }
 
@@ -292,9 +292,9 @@ func (w *writer) updateArchive(r *crawlkeeper.Record, changed bool) error {
 			r.LastUpdatedAt.UnixMicro(), timeArg(r.EventAt), jsonStrings(r.DateErrors), r.ID)
 		return err
 	}
-	_, err := w.exec(`UPDATE archive SET key_parts = ?, title = ?, url = ?, item = ?, item_bytes = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ? WHERE id = ?`,
+	_, err := w.exec(`UPDATE archive SET key_parts = ?, title = ?, url = ?, item = ?, item_bytes = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ?, search_text = ? WHERE id = ?`,
 		keyPartsText(r.KeyParts), r.Title, r.URL, zstd.Compress(nil, r.Item), len(r.Item), r.ContentHash,
 		r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version, timeArg(r.EventAt),
-		jsonStrings(r.DateErrors), r.ID)
+		jsonStrings(r.DateErrors), r.SearchText, r.ID)
 	return err
 }

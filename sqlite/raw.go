@@ -122,8 +122,9 @@ func (s *Store) RawKeyset(ctx context.Context, afterID int64, limit int) (int, i
 			ev, pa                       *int64
 			de                           *string
 			chain                        string
+			st                           *string
 		)
-		if err := rows.Scan(&id, &key, &kp, &src, &title, &url, &item, &hs, &c, &u, &ch, &v, &ev, &de, &pa, &pv, &chain, &derived); err != nil {
+		if err := rows.Scan(&id, &key, &kp, &src, &title, &url, &item, &hs, &c, &u, &ch, &v, &ev, &de, &pa, &pv, &chain, &derived, &st); err != nil {
 			return n, last, err
 		}
 		n++
@@ -139,7 +140,7 @@ func (s *Store) RawArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record
 		for _, r := range recs {
 			args := recordArgs(r, r.Item)
 			args = append(args, len(r.Item), at.UnixMicro(), "age")
-			if _, err := w.exec(`INSERT INTO archive (`+recordCols+`, item_bytes, archived_at, archive_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+			if _, err := w.exec(`INSERT INTO archive (`+recordCols+`, item_bytes, archived_at, archive_reason) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
 				return err
 			}
 		}
@@ -162,7 +163,7 @@ func (s *Store) rawTx(ctx context.Context, f func(w *writer) error) error {
 		return fmt.Errorf("raw: %w", err)
 	}
 	w.close()
-	return tx.Commit()
+	return s.commitWrite(ctx, tx)
 }
 
 // RawAnalyze refreshes the query planner's statistics.

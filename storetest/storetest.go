@@ -44,6 +44,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("KeyRules", func(t *testing.T) {
 		RunKeyRules(t, func(tb testing.TB) crawlkeeper.KeyRulesBackend { return open(tb) })
 	})
+	t.Run("Search", func(t *testing.T) { RunSearch(t, func(tb testing.TB) SearchBackend { return open(tb) }) })
 }
 
 // A new backend is built and tested one role at a time, in this order:

@@ -194,6 +194,7 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 // show.
 func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) http.Handler {
 	o := dashboard.Options{
+		Config:   e.a.cfg,
 		Store:    e.store,
 		Monitor:  e.mon,
 		Archiver: srv.Archiver,

@@ -1,0 +1,345 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
+
+// Search measurements:
+//
+//   - search_p50: the median latency of realistic queries (one word, two
+//     words, a phrase, one word in one source) through crawlkeeper.Search
+//     (the store's Search plus snippets), over Scale active records whose
+//     archive holds ten times as many, against the same query written by
+//     hand against the engine's full-text index on the same store
+//     (RawSearcher), alternating query by query. Target: baseline/value
+//     >= 0.8, and at most 50 ms on the embedded store.
+//   - ingest_new_search: ingest of new items with search indexing on,
+//     against the same ingest with the sources' search turned off, in
+//     interleaved chunks. Target: value/baseline >= 0.75.
+
+// RawSearcher is a store's hand-written full-text query for search_p50:
+// the best limit records, whole rows, with every one of words (folded,
+// next to each other in this order when phrase), of source when it is not
+// empty, through the engine's own index and ranking and nothing of
+// crawlkeeper's query language. It returns the rows read.
+type RawSearcher interface {
+	RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error)
+}
+
+// RawSearchQuery is one search_p50 query: folded words that must all
+// appear (next to each other when Phrase), optionally in one source.
+type RawSearchQuery struct {
+	Words  []string
+	Phrase bool
+	Source string
+	Limit  int
+}
+
+// Search is the measurement of search_p50 and ingest_new_search.
+var Search = Measurement{Names: []string{"search_p50", "ingest_new_search"}, Run: runSearch}
+
+// vocabulary is the pseudo-words of the search corpus, most frequent
+// first: syllables in a fixed order, so every word is distinct, looks
+// like a word (three to eight letters), and no word is a prefix of
+// another of the same length.
+var vocabulary = func() []string {
+	cons := "bdfgklmnprstvz"
+	vows := "aeiou"
+	out := make([]string, 0, 50_000)
+	seen := map[string]bool{}
+	for n := 0; len(out) < cap(out); n++ {
+		var b strings.Builder
+		x := n
+		for {
+			b.WriteByte(cons[x%len(cons)])
+			x /= len(cons)
+			b.WriteByte(vows[x%len(vows)])
+			x /= len(vows)
+			if x == 0 {
+				break
+			}
+			x--
+		}
+		w := b.String()
+		if len(w) < 3 {
+			w += "n"
+		}
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}()
+
+// zipf draws word ranks with the skew of natural text.
+func zipf(r *rand.Rand) *rand.Zipf { return rand.NewZipf(r, 1.07, 2, uint64(len(vocabulary)-1)) }
+
+// SearchItem returns the i-th item of the search corpus: a title of 4 to
+// 8 words and a body of 40 to 80, drawn from a Zipf distribution over
+// 50,000 words, in one of five sources.
+func SearchItem(i int) map[string]any {
+	r := rand.New(rand.NewPCG(uint64(i), 7))
+	z := zipf(r)
+	words := func(n int) string {
+		ws := make([]string, n)
+		for k := range ws {
+			ws[k] = vocabulary[z.Uint64()]
+		}
+		return strings.Join(ws, " ")
+	}
+	src := sources[i%len(sources)]
+	return map[string]any{
+		"_source": src,
+		"title":   fmt.Sprintf("%s %d", words(4+r.IntN(5)), i),
+		"url":     fmt.Sprintf("https://%s/s/%d", src, i),
+		"body":    words(40 + r.IntN(41)),
+	}
+}
+
+// searchQueries returns n queries of the four kinds in turn, with words
+// of mid frequency (ranks 50 to 5,000, log-uniform): what people search
+// for is rarely the commonest word or a word seen once.
+func searchQueries(n int, docs int) []RawSearchQuery {
+	r := rand.New(rand.NewPCG(99, 1))
+	word := func() string {
+		rank := int(50 * math.Pow(100, r.Float64()))
+		return vocabulary[min(rank, len(vocabulary)-1)]
+	}
+	out := make([]RawSearchQuery, n)
+	for i := range out {
+		q := RawSearchQuery{Limit: crawlkeeper.DefaultSearchLimit}
+		switch i % 4 {
+		case 0:
+			q.Words = []string{word()}
+		case 1:
+			q.Words = []string{word(), word()}
+		case 2:
+			// A phrase as it appears in a document's body.
+			body := strings.Fields(SearchItem(r.IntN(docs))["body"].(string))
+			k := r.IntN(len(body) - 1)
+			q.Words, q.Phrase = body[k:k+2], true
+		case 3:
+			q.Words = []string{word()}
+			q.Source = sources[r.IntN(len(sources))]
+		}
+		out[i] = q
+	}
+	return out
+}
+
+// text renders q in crawlkeeper's query language.
+func (q RawSearchQuery) text() string {
+	s := strings.Join(q.Words, " ")
+	if q.Phrase {
+		s = `"` + s + `"`
+	}
+	return s
+}
+
+// loadSearchCorpus writes active records [0, active) and archived ones
+// [active, active+archived) of the search corpus straight into st,
+// preparing them in parallel while the previous chunk is written.
+func loadSearchCorpus(ctx context.Context, opts *Options, raw Raw, active, archived int) error {
+	total := active + archived
+	type part struct {
+		from int
+		recs []*crawlkeeper.Record
+		err  error
+	}
+	parts := make(chan part, 2)
+	go func() {
+		defer close(parts)
+		prep := &crawlkeeper.Preparer{Config: &crawlkeeper.Config{}}
+		for from := 0; from < total; from += chunk {
+			to := min(from+chunk, total)
+			recs := make([]*crawlkeeper.Record, to-from)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var firstErr error
+			workers := runtime.GOMAXPROCS(0)
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					for i := from + w; i < to; i += workers {
+						b, _ := json.Marshal(SearchItem(i))
+						p, err := prep.Prepare(b, i+1, crawlkeeper.Meta{}, Now)
+						if err != nil {
+							mu.Lock()
+							firstErr = err
+							mu.Unlock()
+							return
+						}
+						rec := crawlkeeper.NewRecord(p, Now)
+						rec.ID = int64(i + 1)
+						recs[i-from] = rec
+					}
+				}(w)
+			}
+			wg.Wait()
+			select {
+			case parts <- part{from: from, recs: recs, err: firstErr}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for p := range parts {
+		if p.err != nil {
+			return p.err
+		}
+		opts.progress("search (load)", p.from, total)
+		for i := 0; i < len(p.recs); i += crawlkeeper.DefaultBatchSize {
+			j := min(i+crawlkeeper.DefaultBatchSize, len(p.recs))
+			var err error
+			if p.from+i < active {
+				err = raw.RawUpsert(ctx, p.recs[i:j])
+			} else {
+				err = raw.RawArchiveInsert(ctx, p.recs[i:j], Now)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := raw.RawSyncIDs(ctx); err != nil {
+		return err
+	}
+	return raw.RawAnalyze(ctx)
+}
+
+func runSearch(ctx context.Context, env *Env) ([]Result, error) {
+	opts := &env.Options
+	var results []Result
+	if opts.want("search_p50") {
+		r, err := runSearchP50(ctx, opts)
+		if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTSUPPORTED {
+			// A server without a full-text index (FerretDB) has nothing to
+			// measure against: the row says so instead of failing the run.
+			r, err = Result{Name: "search_p50", Unit: "ms (p50)", Target: "not measured: " + crawlkeeper.ErrorMessage(err), Met: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	if opts.want("ingest_new_search") {
+		r, err := runIngestSearch(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func runSearchP50(ctx context.Context, opts *Options) (Result, error) {
+	active := opts.Scale
+	st, closeSt, err := opts.Open(ctx, "search")
+	if err != nil {
+		return Result{}, err
+	}
+	defer closeSt()
+	raw, ok1 := st.(Raw)
+	rs, ok2 := st.(RawSearcher)
+	if !ok1 || !ok2 {
+		return Result{}, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "this store backend offers no raw search baseline for the benchmark")
+	}
+	if r, ok := st.(crawlkeeper.SearchIndexReporter); ok && r.SearchWithoutIndex() != "" {
+		return Result{}, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "search_p50: %s", r.SearchWithoutIndex())
+	}
+	if err := loadSearchCorpus(ctx, opts, raw, active, 10*active); err != nil {
+		return Result{}, fmt.Errorf("search_p50 (load): %w", err)
+	}
+	cfg := &crawlkeeper.Config{}
+	queries := searchQueries(400, active)
+	var value, baseline []time.Duration
+	// A first pass warms the caches of both paths alike; the second is
+	// measured, alternating crawlkeeper and the raw query per query.
+	for pass := 0; pass < 2; pass++ {
+		for i, q := range queries {
+			opts.progress(fmt.Sprintf("search_p50 (pass %d)", pass+1), i, len(queries))
+			start := time.Now()
+			page, err := crawlkeeper.Search(ctx, st, cfg, crawlkeeper.SearchQuery{Text: q.text(), Source: q.Source, Limit: q.Limit})
+			if err != nil {
+				return Result{}, fmt.Errorf("search_p50 %q: %w", q.text(), err)
+			}
+			d := time.Since(start)
+			start = time.Now()
+			n, err := rs.RawSearch(ctx, q.Words, q.Phrase, q.Source, q.Limit)
+			if err != nil {
+				return Result{}, fmt.Errorf("search_p50 baseline %q: %w", q.text(), err)
+			}
+			b := time.Since(start)
+			if n != len(page.Hits) {
+				return Result{}, fmt.Errorf("search_p50 %q: crawlkeeper found %d hits on its first page, the raw query %d", q.text(), len(page.Hits), n)
+			}
+			if pass == 1 {
+				value, baseline = append(value, d), append(baseline, b)
+			}
+		}
+	}
+	r := Result{Name: "search_p50", Unit: "ms (p50)", Value: p50(value), Baseline: p50(baseline), N: len(value),
+		Target: "baseline/value >= 0.8; value <= 50 ms on SQLite"}
+	if r.Value > 0 {
+		r.Ratio = r.Baseline / r.Value
+	}
+	r.Met = r.Ratio >= 0.8
+	if _, isSQLite := st.(interface{ Path() string }); isSQLite {
+		r.Met = r.Met && r.Value <= 50
+	}
+	return r, nil
+}
+
+// runIngestSearch ingests the ingest benchmark's items into two stores,
+// one with search on and one with it off, chunk by chunk in turn.
+func runIngestSearch(ctx context.Context, opts *Options) (Result, error) {
+	n := opts.Scale
+	on, closeOn, err := opts.Open(ctx, "search-on")
+	if err != nil {
+		return Result{}, err
+	}
+	defer closeOn()
+	off, closeOff, err := opts.Open(ctx, "search-off")
+	if err != nil {
+		return Result{}, err
+	}
+	defer closeOff()
+	no := false
+	gOn := &crawlkeeper.Ingester{Store: on, Config: &crawlkeeper.Config{}, Dates: opts.Dates, Now: func() time.Time { return Now }}
+	gOff := &crawlkeeper.Ingester{Store: off, Config: &crawlkeeper.Config{Defaults: crawlkeeper.SourceConfig{Search: &no}}, Dates: opts.Dates, Now: func() time.Time { return Now }}
+	var t timer
+	for from := 0; from < n; from += chunk {
+		to := min(from+chunk, n)
+		opts.progress("ingest_new_search", from, n)
+		lines := NDJSON(from, to, 0)
+		first, second := &t.a, &t.b
+		gFirst, gSecond := gOn, gOff
+		if (from/chunk)%2 == 1 {
+			// Alternate which store goes first, so neither always writes
+			// into a page cache the other just warmed.
+			first, second, gFirst, gSecond = second, first, gOff, gOn
+		}
+		if err := t.time(first, func() error { _, err := gFirst.Ingest(ctx, bytesReader(lines), crawlkeeper.Meta{}); return err }); err != nil {
+			return Result{}, fmt.Errorf("ingest_new_search: %w", err)
+		}
+		if err := t.time(second, func() error { _, err := gSecond.Ingest(ctx, bytesReader(lines), crawlkeeper.Meta{}); return err }); err != nil {
+			return Result{}, fmt.Errorf("ingest_new_search: %w", err)
+		}
+	}
+	return ratioResult("ingest_new_search", "items/s", rate(n, t.a), rate(n, t.b), n, 0.75), nil
+}

@@ -1,0 +1,280 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+)
+
+// Full-text search runs on FTS5 tables in external-content mode
+// (active_search, archive_search; migration 010): the index holds the
+// tokens of each record's search_text and points at the record by its id.
+// Triggers note every insert, delete and search text change of the record
+// tables in search_pending, and commitWrite applies the notes to the
+// index just before each write transaction commits, so the index changes
+// in the same transaction as the records, in one bulk write per batch. The search text is folded and tokenised in Go
+// (crawlkeeper.SearchText), so the index agrees with the other stores;
+// FTS5 supplies the inverted index, phrase and prefix matching and BM25
+// ranking.
+
+var _ crawlkeeper.SearchStore = (*Store)(nil)
+
+// ftsMatch renders a parsed query as an FTS5 MATCH expression: each term a
+// quoted phrase (prefix terms end in *), the terms joined by AND, the
+// excluded ones after NOT.
+func ftsMatch(e *crawlkeeper.SearchExpr) string {
+	var pos, neg []string
+	for _, t := range e.Terms {
+		s := `"` + strings.ReplaceAll(strings.Join(t.Tokens, " "), `"`, `""`) + `"`
+		if t.Prefix {
+			s += "*"
+		}
+		if t.Exclude {
+			neg = append(neg, s)
+		} else {
+			pos = append(pos, s)
+		}
+	}
+	out := "(" + strings.Join(pos, " AND ") + ")"
+	for _, n := range neg {
+		out += " NOT " + n
+	}
+	return out
+}
+
+// Search implements crawlkeeper.SearchStore. By relevance, the FTS5 index
+// yields the matching ids with their BM25 score and the records are joined
+// by primary key; by newest, the matching ids filter the records table.
+// Either way the index does the matching and SQLite's planner never scans
+// the records table (see TestSearchUsesIndex).
+func (s *Store) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlkeeper.SearchPage, error) {
+	p, err := q.Plan()
+	if err != nil {
+		return nil, err
+	}
+	query, args := searchSQL(p)
+	st, err := s.readStmt(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	defer rows.Close()
+	var hits []crawlkeeper.SearchHit
+	for rows.Next() {
+		var score float64
+		r, err := scanRecordAnd(rows, p.Archived, &score)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		hits = append(hits, crawlkeeper.SearchHit{Record: r, Score: score})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	return p.FinishPage(hits), nil
+}
+
+// searchSQL renders a search plan as one query and its arguments.
+func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
+	table, cols := "active", recordCols
+	if p.Archived {
+		table, cols = "archive", archiveCols
+	}
+	fts := table + "_search"
+	where, args := []string{}, []any{}
+	filter := func(cond string, a ...any) {
+		where = append(where, cond)
+		args = append(args, a...)
+	}
+	if p.Source != "" {
+		filter("t.source = ?", p.Source)
+	}
+	if !p.Since.IsZero() {
+		filter("t.last_updated_at >= ?", p.Since.UnixMicro())
+	}
+	if !p.Until.IsZero() {
+		filter("t.last_updated_at < ?", p.Until.UnixMicro())
+	}
+	if !p.EventFrom.IsZero() {
+		filter("t.event_at >= ?", p.EventFrom.UnixMicro())
+	}
+	if !p.EventTo.IsZero() {
+		filter("t.event_at < ?", p.EventTo.UnixMicro())
+	}
+	match := ftsMatch(p.Expr)
+	var query string
+	if p.Order == crawlkeeper.SearchNewest {
+		if c := p.After; c != nil {
+			filter("(t.last_updated_at < ? OR (t.last_updated_at = ? AND t.id < ?))", c.UpdatedMicros, c.UpdatedMicros, c.ID)
+		}
+		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, 0 FROM ` + table + ` t WHERE t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`
+		args = append([]any{match}, args...)
+		for _, w := range where {
+			query += " AND " + w
+		}
+		query += ` ORDER BY t.last_updated_at DESC, t.id DESC LIMIT ?`
+	} else {
+		if c := p.After; c != nil {
+			filter("(f.score < ? OR (f.score = ? AND t.id > ?))", c.Score, c.Score, c.ID)
+		}
+		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, f.score FROM (SELECT rowid AS id, -bm25(` + fts + `) AS score FROM ` + fts + ` WHERE ` + fts + ` MATCH ?) f JOIN ` + table + ` t ON t.id = f.id`
+		args = append([]any{match}, args...)
+		if len(where) > 0 {
+			query += " WHERE " + strings.Join(where, " AND ")
+		}
+		query += ` ORDER BY f.score DESC, t.id LIMIT ?`
+	}
+	args = append(args, p.Limit+1)
+	return query, args
+}
+
+// scanRecordAnd reads a record row followed by extra columns.
+func scanRecordAnd(rows rowScanner, archived bool, extra ...any) (*crawlkeeper.Record, error) {
+	return scanRecord(extraScanner{rows, extra}, archived)
+}
+
+type extraScanner struct {
+	row   rowScanner
+	extra []any
+}
+
+func (e extraScanner) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
+
+// commitWrite applies the transaction's search_pending notes to the FTS5
+// indexes, then commits. Every write transaction that inserts, deletes or
+// changes the search text of records commits through it.
+func (s *Store) commitWrite(ctx context.Context, tx *sql.Tx) error {
+	var pending bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_pending)`).Scan(&pending); err != nil {
+		return fmt.Errorf("search index: %w", err)
+	}
+	if pending {
+		for k, table := range []string{"active", "archive"} {
+			fts := table + "_search"
+			for _, q := range []string{
+				`INSERT INTO ` + fts + ` (` + fts + `, rowid, search_text) SELECT 'delete', id, indexed FROM search_pending WHERE tbl = ? AND indexed IS NOT NULL`,
+				`INSERT INTO ` + fts + ` (rowid, search_text) SELECT t.id, t.search_text FROM search_pending p JOIN ` + table + ` t ON t.id = p.id WHERE p.tbl = ? AND t.search_text IS NOT NULL`,
+			} {
+				if _, err := tx.ExecContext(ctx, q, k); err != nil {
+					return fmt.Errorf("search index: %w", err)
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
+			return fmt.Errorf("search index: %w", err)
+		}
+	}
+	return tx.Commit()
+}
+
+// SetSearchText implements crawlkeeper.SearchStore; the triggers update
+// the index.
+func (s *Store) SetSearchText(ctx context.Context, updates []crawlkeeper.SearchTextUpdate) (int, error) {
+	if len(updates) == 0 {
+		return 0, nil
+	}
+	tx, err := s.beginWrite(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("set search text: %w", err)
+	}
+	defer tx.Rollback()
+	w := s.newWriter(ctx, tx)
+	defer w.close()
+	n := 0
+	for _, u := range updates {
+		table := "active"
+		if u.Archived {
+			table = "archive"
+		}
+		res, err := w.exec(`UPDATE `+table+` SET search_text = ? WHERE id = ? AND version = ?`, u.Text, u.ID, u.Version)
+		if err != nil {
+			return 0, fmt.Errorf("set search text %d: %w", u.ID, err)
+		}
+		k, _ := res.RowsAffected()
+		n += int(k)
+	}
+	w.close()
+	if err := s.commitWrite(ctx, tx); err != nil {
+		return 0, fmt.Errorf("set search text: commit: %w", err)
+	}
+	return n, nil
+}
+
+// checkSearch verifies both FTS5 indexes against their tables: every
+// record with a search text has an index entry (FTS5's docsize row, keyed
+// by the record id) and every entry has its record, each violation named
+// by id. When no record lacks a search text, FTS5's own integrity check
+// also compares every token of the index with the stored texts. Records
+// written before search existed (search_text NULL) are listed.
+func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+	for _, table := range []string{"active", "archive"} {
+		fts := table + "_search"
+		probes := []struct{ kind, query, msg string }{
+			{"search_pending", `SELECT id, '' FROM search_pending WHERE tbl = ` + fmt.Sprint(map[string]int{"active": 0, "archive": 1}[table]),
+				"a committed write left the full-text index of %s without its change for record %d: run crawlkeeper search --reindex"},
+			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NULL`, ""},
+			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ` + fts + `_docsize d WHERE d.id = t.id)`,
+				"%s record %d has no entry in the full-text index: run crawlkeeper search --reindex"},
+			{"search_orphan", `SELECT d.id, '' FROM ` + fts + `_docsize d WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` t WHERE t.id = d.id AND t.search_text IS NOT NULL)`,
+				"the full-text index of %s has an entry for record %d, which is not there: run crawlkeeper search --reindex"},
+		}
+		found := 0
+		for _, p := range probes {
+			rows, err := s.r.QueryContext(ctx, p.query+` LIMIT ?`, maxViolations)
+			if err != nil {
+				return fmt.Errorf("check search: %w", err)
+			}
+			for rows.Next() {
+				var id int64
+				var key string
+				if err := rows.Scan(&id, &key); err != nil {
+					rows.Close()
+					return fmt.Errorf("check search: %w", err)
+				}
+				found++
+				if p.msg == "" {
+					add(crawlkeeper.SearchMissing(table, id, key))
+				} else {
+					add(crawlkeeper.Violation{Kind: p.kind, ID: id, Key: key, Message: fmt.Sprintf(p.msg, table, id)})
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("check search: %w", err)
+			}
+		}
+		if found > 0 {
+			continue
+		}
+		if _, err := s.w.ExecContext(ctx, `INSERT INTO `+fts+` (`+fts+`, rank) VALUES ('integrity-check', 1)`); err != nil {
+			add(crawlkeeper.Violation{Kind: "search_index", Message: fmt.Sprintf("the full-text index of %s does not match the records' search text (%v): run crawlkeeper search --reindex", table, err)})
+		}
+	}
+	return nil
+}
+
+// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
+// query an application would write by hand against the FTS5 index, best
+// BM25 rank first, whole rows.
+func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
+	match := strings.Join(words, " ")
+	if phrase {
+		match = `"` + match + `"`
+	}
+	q := `SELECT a.* FROM active_search JOIN active a ON a.id = active_search.rowid WHERE active_search MATCH ?`
+	args := []any{match}
+	if source != "" {
+		q += ` AND a.source = ?`
+		args = append(args, source)
+	}
+	q += ` ORDER BY active_search.rank LIMIT ?`
+	args = append(args, limit)
+	return sqlstore.CountRows(s.r.QueryContext(ctx, q, args...))
+}
