@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
 )
 
 // TestSearchUsesIndex checks that every search query reads the table
 // through its FULLTEXT index (EXPLAIN's access type "fulltext").
 func TestSearchUsesIndex(t *testing.T) {
-	s := MustOpenStore(t)
+	s := testdb.MustOpen(t, testdb.MySQLURL(t), mysql.Open)
 	ctx := context.Background()
 	for _, q := range []crawlkeeper.SearchQuery{
 		{Text: "open day"},

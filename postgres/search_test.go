@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
@@ -15,7 +16,7 @@ import (
 // the plan is taken with sequential scans disabled: an index that the
 // query's shape could not use would still show a Seq Scan.
 func TestSearchUsesIndex(t *testing.T) {
-	s := MustOpenStore(t)
+	s := testdb.MustOpen(t, testdb.PostgresURL(t), postgres.Open)
 	ctx := context.Background()
 	conn, err := s.Pool().Acquire(ctx)
 	if err != nil {
@@ -64,7 +65,7 @@ func TestSearchUsesIndex(t *testing.T) {
 // German source is indexed with stemming, so another form of a word finds
 // it, while the default ('simple') needs the word as written.
 func TestSearchLanguage(t *testing.T) {
-	s := MustOpenStore(t)
+	s := testdb.MustOpen(t, testdb.PostgresURL(t), postgres.Open)
 	ctx := context.Background()
 	cfg := &crawlkeeper.Config{Sources: map[string]crawlkeeper.SourceConfig{"de": {SearchLanguage: "german"}}}
 	var items []*crawlkeeper.Prepared

@@ -141,4 +141,3 @@ func runArchiveLeased(ctx context.Context, a *app, env *env, wait time.Duration,
 				"the archiver lease is still held by %s after waiting %s: another archive pass or purge is running (serve runs one every archive.every); run again when it is done, or wait longer with --wait", who, waited)
 		}}, work)
 }
-

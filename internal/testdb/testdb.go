@@ -93,4 +93,3 @@ func MustOpen[S io.Closer](tb testing.TB, rawURL string, open func(context.Conte
 	tb.Cleanup(func() { s.Close() })
 	return s
 }
-
