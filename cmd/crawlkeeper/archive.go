@@ -181,38 +181,39 @@ func runPurge(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer env.Close()
-	// The export is written under its final name and synced before each
-	// page of records is deleted, so whatever happens next, every purged
-	// record is in it.
+	// The export is created once the lease is held (a refused purge
+	// leaves no file behind) and written under its final name, synced
+	// before each page of records is deleted: whatever happens next,
+	// every purged record is in it.
 	var w *jsonlz.Writer
-	var export crawlkeeper.PurgeExport
-	if *exportPath != "" {
-		if w, err = jsonlz.CreateDurable(*exportPath); err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return usagef("export file %s exists; choose a new name so no earlier export is overwritten", *exportPath)
-			}
-			return err
-		}
-		export = w
-	}
 	var rep *crawlkeeper.PurgeReport
 	err = runArchiveLeased(ctx, a, env, waitFor.D(), func(ctx context.Context) (err error) {
+		var export crawlkeeper.PurgeExport
+		if *exportPath != "" {
+			if w, err = jsonlz.CreateDurable(*exportPath); err != nil {
+				if errors.Is(err, os.ErrExist) {
+					return usagef("export file %s exists; choose a new name so no earlier export is overwritten", *exportPath)
+				}
+				return err
+			}
+			export = w
+		}
 		rep, err = env.archiver().Purge(ctx, export)
 		return err
 	})
-	if w != nil {
-		if err != nil {
+	if err != nil {
+		if w != nil {
 			w.Abort()
-			if rep.Purged > 0 {
-				return fmt.Errorf("%w (the %d records purged before the failure are in %s)", err, rep.Purged, *exportPath)
-			}
-			return err
 		}
+		if rep != nil && rep.Purged > 0 {
+			return fmt.Errorf("%w (the %d records purged before the failure are in %s)", err, rep.Purged, *exportPath)
+		}
+		return err
+	}
+	if w != nil {
 		if err := w.Close(); err != nil {
 			return fmt.Errorf("%w (the %d purged records were synced to it before they were deleted)", err, rep.Purged)
 		}
-	} else if err != nil {
-		return err
 	}
 	if a.json {
 		return a.printJSON(rep)

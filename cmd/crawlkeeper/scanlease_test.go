@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -125,11 +128,15 @@ func TestArchiveTakesTheArchiverLease(t *testing.T) {
 		{"archive", "--wait", "0"},
 		{"archive", "--manual", "--id", "1", "--wait", "300ms"},
 		{"archive", "purge", "--no-export", "--wait", "0"},
+		{"archive", "purge", "--export", filepath.Join(c.data, "refused.jsonl.zst"), "--wait", "0"},
 	} {
 		_, errs, code := c.run("", append(args, "--now", now)...)
 		if code != 1 || !strings.Contains(errs, holder) {
 			t.Fatalf("%v while another process holds the archiver lease: exit %d, %q", args, code, errs)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(c.data, "refused.jsonl.zst")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused purge left its export file: %v", err)
 	}
 	if out := c.ok("", "archive", "--dry-run", "--json", "--now", now); !strings.Contains(out, `"archived":5`) {
 		t.Fatalf("dry run under a held lease: %s", out)
