@@ -129,18 +129,37 @@ func (r *URLRules) Options() URLOptions { return r.opts }
 // documentation for the rules). It never fails: a string that is not an
 // absolute URL with a host comes back trimmed.
 func (r *URLRules) Canonical(raw string) string {
-	s := trimControl(raw)
 	if r.opts.Off {
-		return s
+		return trimControl(raw)
 	}
+	// Tabs and line breaks go first (as browsers drop them anywhere in a
+	// URL), then the ends are trimmed: the other order could join bytes
+	// into a space that a second pass would trim.
+	s := raw
 	if strings.ContainsAny(s, "\t\n\r") {
 		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
 	}
+	s = trimControl(s)
 	colon := schemeEnd(s)
-	if colon < 0 || !strings.HasPrefix(s[colon+1:], "//") {
+	if colon < 0 {
 		return s
 	}
 	scheme := strings.ToLower(s[:colon])
+	if specialSchemes[scheme] {
+		// Browsers read a backslash before the query as a slash in
+		// http(s) and the other special schemes (WHATWG URL), so
+		// `http://example.com\jobs\1` is `http://example.com/jobs/1`.
+		q := strings.IndexAny(s, "?#")
+		if q < 0 {
+			q = len(s)
+		}
+		if strings.IndexByte(s[:q], '\\') >= 0 {
+			s = strings.ReplaceAll(s[:q], "\\", "/") + s[q:]
+		}
+	}
+	if !strings.HasPrefix(s[colon+1:], "//") {
+		return s
+	}
 	rest := s[colon+3:]
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
@@ -276,6 +295,9 @@ var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(fa
 func (r *URLRules) appendHost(b []byte, host string) []byte {
 	if strings.IndexByte(host, '%') >= 0 {
 		host = unescapeAll(host)
+		// A '%' left is a literal one: written as %25, it cannot join
+		// the bytes after it into an escape on the next pass.
+		host = strings.ReplaceAll(host, "%", "%25")
 	}
 	ascii := true
 	for i := 0; i < len(host); i++ {
@@ -287,7 +309,13 @@ func (r *URLRules) appendHost(b []byte, host string) []byte {
 	// Lower-casing first makes the result the same whether or not the
 	// name is valid IDNA: an invalid one stays lower-cased and
 	// percent-encoded, and comes back the same when canonicalised again.
-	host = strings.ToLower(host)
+	// Bytes that are not UTF-8 are kept as they are (strings.ToLower would
+	// turn each into U+FFFD, and two different hosts into one).
+	if utf8.ValidString(host) {
+		host = strings.ToLower(host)
+	} else {
+		host = asciiLower(host)
+	}
 	if !ascii && utf8.ValidString(host) {
 		if h, err := lookup.ToASCII(host); err == nil {
 			host = h
@@ -298,6 +326,22 @@ func (r *URLRules) appendHost(b []byte, host string) []byte {
 		host = host[4:]
 	}
 	return appendEscaped(b, host, hostLiteral, 0)
+}
+
+// specialSchemes are the WHATWG URL standard's special schemes, whose
+// backslashes before the query are slashes.
+var specialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true, "file": true}
+
+// asciiLower lower-cases the ASCII letters of s and leaves every other
+// byte as it is.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // unescapeAll decodes every valid %XX escape of s.

@@ -32,6 +32,8 @@ func TestURLForms(t *testing.T) {
 		{"PunycodeKept", "https://XN--BCHER-KVA.example/", "https://xn--bcher-kva.example/"},
 		{"FullWidthDots", "https://例え。テスト/", "https://xn--r8jz45g.xn--zckzah/"},
 		{"PercentHost", "https://ex%41mple.com/", "https://example.com/"},
+		{"NonUTF8HostBytesKept", "http://%A0.Example/x", "http://%A0.example/x"},
+		{"BackslashIsSlash", `http://example.com\jobs\1?q=a\b`, "http://example.com/jobs/1?q=a%5Cb"},
 		{"IPv6", "http://[2001:DB8:0:0:0:0:0:1]:80/", "http://[2001:db8::1]/"},
 		{"EmptyPath", "https://example.com", "https://example.com/"},
 		{"EmptyPathQuery", "https://example.com?b=1", "https://example.com/?b=1"},
@@ -83,6 +85,7 @@ func TestURLForms(t *testing.T) {
 
 // samePage lists pairs of deliveries of one page that must share a form.
 var samePage = []struct{ name, a, b string }{
+	{"Backslashes", `https://jobs.example\view\7`, "https://jobs.example/view/7"},
 	{"UTM", "https://jobs.example/p/1?utm_source=twitter&utm_medium=social", "https://jobs.example/p/1"},
 	{"Fbclid", "https://jobs.example/p/1?fbclid=IwAR3xyz", "https://jobs.example/p/1"},
 	{"Gclid", "https://jobs.example/p/1?id=5&gclid=Cj0KCQ", "https://jobs.example/p/1?id=5"},
@@ -108,6 +111,7 @@ var samePage = []struct{ name, a, b string }{
 
 // otherPage lists pairs of different pages that must keep different forms.
 var otherPage = []struct{ name, a, b string }{
+	{"NonUTF8Hosts", "http://%A0.example/x", "http://%A1.example/x"},
 	{"ID", "https://jobs.example/view?id=1", "https://jobs.example/view?id=2"},
 	{"Page", "https://shop.example/list?page=1", "https://shop.example/list?page=2"},
 	{"Language", "https://shop.example/item?lang=de", "https://shop.example/item?lang=en"},
@@ -245,6 +249,7 @@ func FuzzCanonicalURL(f *testing.F) {
 		"http://[::1]:80/", "%zz", "https://a/b?c=d", "https://bücher.example/ü?q=ä ö",
 		"https://x.example/#!/a#b", "https://u:p@x.example:/a/./b/", "HTTP://www.X.example.:0080",
 		"https://x%2Fy.example/", "https://[v1.x]/", "https://xn--zz.example/", "ftp://a@b@c/d",
+		"A://%Ⓐ000000000000000", "http://%A0.example/x", `https://a.example\b\c?d\e`,
 	} {
 		f.Add(s)
 	}
