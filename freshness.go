@@ -16,15 +16,16 @@ import (
 //     version (processed_version = version) by the chain asked about
 //     (processed_chain = chain). A pass writes every record that is not
 //     current, because its result then differs from the stored one.
-//   - A current record whose id lies in a covered span was processed at or
-//     after the span's At: its processed time is the later of processed_at
-//     and At. Any other record's processed time is its processed_at.
+//   - A pass that covered a record's id processed the record, at the
+//     version it read, at or after the span's At; so the record's
+//     processed time is the later of processed_at and At. The exception
+//     is a record that came back to the active set (revived by a crawl or
+//     restored by hand): Reactivate sets its processed_version to 0, as a
+//     pass that covered its id may have run while it was archived, and
+//     its processed time is its processed_at until it is processed again.
+//     A record never processed has no processed time.
 //   - A record is due when it is not current, or its processed time is
 //     before the due time.
-//
-// A record that comes back to the active set (revived by a crawl or
-// restored by hand) is not current (see Reactivate), because a pass that
-// covered its id may have run while it was archived.
 
 // FreshnessQuery asks how current processing is for a processor chain.
 type FreshnessQuery struct {
@@ -38,9 +39,8 @@ type FreshnessQuery struct {
 	Covered []CoveredSpan
 }
 
-// CoveredSpan says that every active record with After < id <= Through
-// that was current when a pass read it was read, and processed, at or
-// after At.
+// CoveredSpan says that a pass read, and processed, every active record
+// with After < id <= Through at or after At.
 type CoveredSpan struct {
 	After   int64     `json:"after"`
 	Through int64     `json:"through"`
@@ -71,14 +71,14 @@ func (q FreshnessQuery) Bound(id int64) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// ProcessedAt returns the processed time of a record stored with these
-// fields, nil when it was never processed.
-func (q FreshnessQuery) ProcessedAt(id, version, processedVersion int64, processedChain string, processedAt *time.Time) *time.Time {
+// ProcessedAt returns the processed time of a record stored with this id,
+// processed_version and processed_at; nil when it was never processed.
+func (q FreshnessQuery) ProcessedAt(id, processedVersion int64, processedAt *time.Time) *time.Time {
 	if processedAt == nil {
 		return nil
 	}
 	t := *processedAt
-	if processedVersion == version && processedChain == q.Chain {
+	if processedVersion != 0 {
 		if b, ok := q.Bound(id); ok && b.After(t) {
 			t = b
 		}
@@ -90,7 +90,7 @@ func (q FreshnessQuery) ProcessedAt(id, version, processedVersion int64, process
 // rule for stores that compute freshness outside their engine.
 func (q FreshnessQuery) Tally(f *Freshness, id, version, processedVersion int64, processedChain string, processedAt *time.Time) {
 	f.Active++
-	at := q.ProcessedAt(id, version, processedVersion, processedChain, processedAt)
+	at := q.ProcessedAt(id, processedVersion, processedAt)
 	if at == nil {
 		f.NeverProcessed++
 		f.Due++

@@ -136,6 +136,7 @@ func (c *Checkpoint) cut() {
 // coordinator copies them into the checkpoint it saves.
 type marker struct {
 	every time.Duration
+	max   int
 
 	mu    sync.Mutex
 	marks []Mark
@@ -144,7 +145,7 @@ type marker struct {
 }
 
 func newMarker(c *Checkpoint, period time.Duration) *marker {
-	return &marker{every: period / marksPerPeriod, marks: append([]Mark(nil), c.Marks...), last: map[int64]time.Time{}}
+	return &marker{every: period / marksPerPeriod, max: maxMarks, marks: append([]Mark(nil), c.Marks...), last: map[int64]time.Time{}}
 }
 
 // read notes that the range ending at end is about to read the ids above
@@ -172,12 +173,12 @@ func (m *marker) read(end, pos int64, now time.Time) {
 }
 
 // snapshot returns the marks for a checkpoint, merging marks that no
-// range will read near again while there are more than maxMarks. live
-// are the ranges still being read.
+// range will read near again while there are more than m.max. live are
+// the ranges still being read.
 func (m *marker) snapshot(live []Range) []Mark {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for len(m.marks) > maxMarks {
+	for len(m.marks) > m.max {
 		if !m.mergeOne(live) {
 			break
 		}

@@ -142,7 +142,7 @@ func testScan(t *testing.T, open func(tb testing.TB) ScanBackend) {
 			{"a span older than processed_at", crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{span(0, last, 0)}},
 				11, 9, time.Hour},
 			{"another chain", crawlkeeper.FreshnessQuery{Chain: "c2", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{span(0, last, 3*time.Hour)}},
-				11, 9, time.Hour},
+				11, 9, 3 * time.Hour},
 			{"spans between the records", crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{
 				span(ids[0], ids[1], 5*time.Hour), span(ids[2], ids[4], 5*time.Hour)}}, 11, 9, time.Hour},
 		}

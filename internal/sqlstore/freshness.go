@@ -21,7 +21,7 @@ import (
 func FreshnessSQL(q crawlkeeper.FreshnessQuery, chain any, greatest string, ph func(n int) string) (string, []any) {
 	processed := "processed_at"
 	if len(q.Covered) > 0 {
-		processed = `CASE WHEN processed_at IS NOT NULL AND processed_version = version AND processed_chain = ` + ph(3) + `
+		processed = `CASE WHEN processed_at IS NOT NULL AND processed_version <> 0
 			THEN ` + greatest + `(processed_at, ` + boundTree(segments(q.Covered)) + `) ELSE processed_at END`
 	}
 	sql := `SELECT count(*),
@@ -29,11 +29,7 @@ func FreshnessSQL(q crawlkeeper.FreshnessQuery, chain any, greatest string, ph f
 			count(CASE WHEN processed_at IS NULL OR processed_version <> version OR processed_chain <> ` + ph(1) + ` OR p < ` + ph(2) + ` THEN 1 END),
 			min(p)
 		FROM (SELECT processed_at, processed_version, version, processed_chain, ` + processed + ` AS p FROM active) f`
-	args := []any{chain, q.DueBefore.UnixMicro()}
-	if len(q.Covered) > 0 {
-		args = append(args, chain)
-	}
-	return sql, args
+	return sql, []any{chain, q.DueBefore.UnixMicro()}
 }
 
 // segment is a run of ids (after, through] whose bound is at (Unix
