@@ -99,7 +99,10 @@ func testDurability(t *testing.T, open RecordOpener) {
 }
 
 // RunArchive runs the conformance tests of crawlkeeper.ArchiveStore.
-func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) { testArchive(t, open) }
+func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
+	testArchive(t, open)
+	testMoveListing(t, open)
+}
 
 // RunScan runs the conformance tests of crawlkeeper.ScanStore.
 func RunScan(t *testing.T, open func(tb testing.TB) ScanBackend) { testScan(t, open) }
