@@ -106,7 +106,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 			o.Progress(fmt.Sprintf(format, args...))
 		}
 	}
-	storeURL, drop, err := ScratchPostgres(ctx, o.Store)
+	storeURL, drop, err := backends.NewScratch(ctx, o.Store, "", "beam")
 	if err != nil {
 		return nil, err
 	}
