@@ -227,15 +227,7 @@ func (m *marker) mergeOne(live []Range) bool {
 // loadFinished reads the last finished pass's checkpoint, nil when none
 // was kept.
 func loadFinished(ctx context.Context, st crawlkeeper.StateStore) (*Checkpoint, error) {
-	b, err := st.GetState(ctx, FinishedState)
-	if err != nil || len(b) == 0 {
-		return nil, err
-	}
-	var c Checkpoint
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("pipeline: checkpoint %s is damaged (%v): delete it (freshness then counts only stored processed times)", FinishedState, err)
-	}
-	return &c, nil
+	return loadState(ctx, st, FinishedState, "(freshness then counts only stored processed times until the next pass ends)")
 }
 
 // Coverage returns the ids that passes of chain have processed, with the

@@ -62,13 +62,19 @@ func (c *Checkpoint) Position() int64 {
 
 // LoadCheckpoint reads the checkpoint, nil when no pass ever started.
 func LoadCheckpoint(ctx context.Context, st crawlkeeper.StateStore) (*Checkpoint, error) {
-	b, err := st.GetState(ctx, CheckpointState)
+	return loadState(ctx, st, CheckpointState, "to start a new pass")
+}
+
+// loadState reads the checkpoint stored as name, nil when there is none;
+// deleting says what deleting a damaged one does.
+func loadState(ctx context.Context, st crawlkeeper.StateStore, name, deleting string) (*Checkpoint, error) {
+	b, err := st.GetState(ctx, name)
 	if err != nil || len(b) == 0 {
 		return nil, err
 	}
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("pipeline: checkpoint %s is damaged (%v): delete it to start a new pass", CheckpointState, err)
+		return nil, fmt.Errorf("pipeline: checkpoint %s is damaged (%v): delete it %s", name, err, deleting)
 	}
 	return &c, nil
 }
