@@ -96,11 +96,14 @@ type observer struct {
 	notify map[int64]int
 }
 
-// watch makes the pipeline report to a new observer for the test's
-// duration.
-func watch(t *testing.T) *observer {
+// watch makes the pipeline's handling of Work against the store at
+// storeURL report to a new observer for the test's duration.
+func watch(t *testing.T, storeURL string) *observer {
 	ob := &observer{scans: map[int64]map[int64]int{}, notify: map[int64]int{}}
-	observe = func(w Work, ids []int64, _ pipeline.Outcome) {
+	unset := setObserve(func(store string, w Work, ids []int64, _ pipeline.Outcome) {
+		if store != storeURL {
+			return // a bundle of an earlier test's job, still finishing
+		}
 		ob.mu.Lock()
 		defer ob.mu.Unlock()
 		switch w.Kind {
@@ -118,8 +121,8 @@ func watch(t *testing.T) *observer {
 				ob.notify[id]++
 			}
 		}
-	}
-	t.Cleanup(func() { observe = nil })
+	})
+	t.Cleanup(unset)
 	return ob
 }
 

@@ -89,7 +89,7 @@ func TestEveryRecordOncePerPass(t *testing.T) {
 		st := MustOpenStore(t, storeURL)
 		const n = 600
 		ingest(t, st, 0, n, "text")
-		ob := watch(t)
+		ob := watch(t, storeURL)
 		start(t, Options{Store: storeURL, Processors: []string{"dates", "fingerprint", "stats"}, Period: 1500 * time.Millisecond, Batch: 40, Shards: 3, Block: 100})
 		const passes = 3
 		waitFor(t, 3*time.Minute, "three passes", func() bool { return ob.passDone(passes, n) })
@@ -127,7 +127,7 @@ func TestNotificationsProcessed(t *testing.T) {
 		if err := EnsureReadStream(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
-		ob := watch(t)
+		ob := watch(t, storeURL)
 		// Each shard reads all its records in its first batch; the rest of
 		// the pass is paced over the hour.
 		start(t, o)
@@ -208,7 +208,7 @@ func TestWriteBackRespectsVersions(t *testing.T) {
 		mut.mu.Lock()
 		mut.st, mut.target, mut.seen, mut.t = st, ids[7], nil, t
 		mut.mu.Unlock()
-		ob := watch(t)
+		ob := watch(t, storeURL)
 		// Each shard reads all its records in its first batch, and the pass
 		// is paced over an hour: the test sees one pass.
 		start(t, Options{Store: storeURL, Processors: []string{"dates", "mutate"}, Period: time.Hour, Batch: 50, Shards: 2, Block: 25})
