@@ -9,7 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
+	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
 )
 
@@ -19,8 +21,8 @@ import (
 // listing, revival and restore.
 func TestArchivedPayloads(t *testing.T) {
 	ctx := context.Background()
-	u := MustSchemaURL(t)
-	st := MustOpen(t, u)
+	u := testdb.PostgresURL(t)
+	st := testdb.MustOpen(t, u, postgres.Open)
 	conn, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatal(err)
