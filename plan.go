@@ -141,8 +141,7 @@ func PlanIngest(b *IngestBatch, state map[string]*Record, ids []int64) (*IngestW
 				// keep when and why it was archived.
 				res.Outcomes[i] = OutcomeRefreshed
 			} else {
-				next.ArchivedAt = nil
-				next.ArchiveReason = ""
+				next.Reactivate()
 				res.Outcomes[i] = OutcomeRevived
 				touch(next)
 			}

@@ -22,10 +22,12 @@ type ScanStore interface {
 	// was skipped because the record changed (they must be processed
 	// again) or left the active set.
 	WriteProcessed(ctx context.Context, ws []ProcessedWrite) (skipped []int64, err error)
-	// Freshness reports the oldest processed_at among active records and
-	// how many are due: never processed, processed at another version or
-	// chain, or processed before dueBefore.
-	Freshness(ctx context.Context, chain string, dueBefore time.Time) (*Freshness, error)
+	// Freshness reports the oldest processed time among active records
+	// and how many are due: never processed, processed at another version
+	// or chain, or processed before q.DueBefore. A record's processed time
+	// is its processed_at, or the covering span's time when that is later
+	// and the record is current (see FreshnessQuery).
+	Freshness(ctx context.Context, q FreshnessQuery) (*Freshness, error)
 }
 
 // ProcessedWrite is the result of processing one record version.
@@ -43,7 +45,8 @@ type ProcessedWrite struct {
 	DateErrors []string
 }
 
-// Freshness summarises how current processing is.
+// Freshness summarises how current processing is. OldestProcessedAt is
+// the oldest processed time as FreshnessQuery defines it.
 type Freshness struct {
 	OldestProcessedAt *time.Time `json:"oldest_processed_at"`
 	NeverProcessed    int64      `json:"never_processed"`

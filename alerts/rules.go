@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
 // finding is one subject of a rule evaluated: a round, a source, a field
@@ -205,7 +206,7 @@ func (e *Engine) freshness(ctx context.Context, r crawlkeeper.AlertRule, now tim
 	if period <= 0 {
 		period = crawlkeeper.DefaultPipelinePeriod
 	}
-	fr, err := e.Store.Freshness(ctx, e.Chain, now.Add(-period))
+	fr, err := pipeline.Freshness(ctx, e.Store, e.Chain, now.Add(-period))
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func New() *Metrics {
 			Name: "crawlkeeper_scan_pass_duration_seconds", Help: "Duration of the last complete rescan pass.",
 		}),
 		OldestProcessedAge: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "crawlkeeper_oldest_processed_age_seconds", Help: "Age of the oldest processed_at among active records.",
+			Name: "crawlkeeper_oldest_processed_age_seconds", Help: "Age of the oldest processing time among active records (processed_at, or when a later pass read the record, from its checkpoint).",
 		}),
 		DueRecords: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "crawlkeeper_due_records", Help: "Active records due for processing.",

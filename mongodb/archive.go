@@ -452,7 +452,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.ArchivedAt, r.ArchiveReason = nil, ""
+		r.Reactivate()
 		recs = append(recs, r)
 		oldRev[id] = d.Rev
 	}

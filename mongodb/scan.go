@@ -3,7 +3,6 @@ package mongodb
 import (
 	"context"
 	"strconv"
-	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
@@ -85,63 +84,34 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	return skipped, nil
 }
 
-// Freshness implements crawlkeeper.ScanStore with counts on the active
-// collection.
-func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time) (*crawlkeeper.Freshness, error) {
-	f := &crawlkeeper.Freshness{}
-	var err error
-	count := func(filter bson.D) int64 {
-		if err != nil {
-			return 0
-		}
-		var n int64
-		n, err = s.active.CountDocuments(ctx, filter)
-		return n
+// Freshness implements crawlkeeper.ScanStore: it reads the five fields the
+// rule needs of every active record and counts them with
+// crawlkeeper.FreshnessQuery.Tally. The rule compares fields with each
+// other and with the covered spans, which FerretDB's $expr cannot express
+// (it lacks $ne there), so the counting happens here.
+func (s *Store) Freshness(ctx context.Context, q crawlkeeper.FreshnessQuery) (*crawlkeeper.Freshness, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
 	}
-	never := bson.D{{Key: "processed_at", Value: nil}}
-	f.Active = count(bson.D{})
-	f.NeverProcessed = count(never)
-	// Due are the records never processed, processed by another chain or
-	// before dueBefore, or processed at another version. The last is a
-	// comparison of two fields, which needs $expr (FerretDB 1.24 lacks
-	// $ne there), so it is counted here over the records that are not due
-	// for the other reasons, reading two fields of each.
-	current := bson.D{{Key: "processed_at", Value: bson.D{{Key: "$gte", Value: dueBefore.UnixMicro()}}}, {Key: "processed_chain", Value: chain}}
-	if err != nil {
-		return nil, s.wrap("freshness", err)
-	}
-	vc, err := s.active.Find(ctx, current, options.Find().SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "processed_version", Value: 1}}).SetBatchSize(5000))
-	if err != nil {
-		return nil, s.wrap("freshness", err)
-	}
-	var vs []struct {
-		Version          int64 `bson:"version"`
-		ProcessedVersion int64 `bson:"processed_version"`
-	}
-	if err := vc.All(ctx, &vs); err != nil {
-		return nil, s.wrap("freshness", err)
-	}
-	var upToDate int64
-	for _, v := range vs {
-		if v.Version == v.ProcessedVersion {
-			upToDate++
-		}
-	}
-	f.Due = f.Active - upToDate
-	var d struct {
-		ProcessedAt *int64 `bson:"processed_at"`
-	}
-	cur, err := s.active.Find(ctx, bson.D{{Key: "processed_at", Value: bson.D{{Key: "$type", Value: "long"}}}},
-		options.Find().SetSort(bson.D{{Key: "processed_at", Value: 1}}).SetLimit(1).SetProjection(bson.D{{Key: "processed_at", Value: 1}}))
+	cur, err := s.active.Find(ctx, bson.D{}, options.Find().SetBatchSize(5000).SetProjection(bson.D{
+		{Key: "version", Value: 1}, {Key: "processed_version", Value: 1}, {Key: "processed_chain", Value: 1}, {Key: "processed_at", Value: 1}}))
 	if err != nil {
 		return nil, s.wrap("freshness", err)
 	}
 	defer cur.Close(ctx)
-	if cur.Next(ctx) {
+	f := &crawlkeeper.Freshness{}
+	for cur.Next(ctx) {
+		var d struct {
+			ID               int64  `bson:"_id"`
+			Version          int64  `bson:"version"`
+			ProcessedVersion int64  `bson:"processed_version"`
+			ProcessedChain   string `bson:"processed_chain"`
+			ProcessedAt      *int64 `bson:"processed_at"`
+		}
 		if err := cur.Decode(&d); err != nil {
 			return nil, s.wrap("freshness", err)
 		}
-		f.OldestProcessedAt = sqlstore.Time(d.ProcessedAt)
+		q.Tally(f, d.ID, d.Version, d.ProcessedVersion, d.ProcessedChain, sqlstore.Time(d.ProcessedAt))
 	}
 	return f, s.wrap("freshness", cur.Err())
 }

@@ -200,7 +200,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 		var recs []*crawlkeeper.Record
 		for _, id := range crawlkeeper.PlanRestore(ids, crawlkeeper.RecordLookup(cur)) {
 			r := cur[id]
-			r.ArchivedAt, r.ArchiveReason = nil, ""
+			r.Reactivate()
 			recs = append(recs, r)
 			restored = append(restored, id)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"sort"
-	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
@@ -109,15 +108,16 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	return skipped, nil
 }
 
-// Freshness implements crawlkeeper.ScanStore.
-func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time) (*crawlkeeper.Freshness, error) {
+// Freshness implements crawlkeeper.ScanStore with one aggregate over the
+// active table.
+func (s *Store) Freshness(ctx context.Context, q crawlkeeper.FreshnessQuery) (*crawlkeeper.Freshness, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
 	f := &crawlkeeper.Freshness{}
 	var oldest sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT count(*),
-			count(CASE WHEN processed_at IS NULL THEN 1 END),
-			count(CASE WHEN processed_at IS NULL OR processed_version != version OR processed_chain != ? OR processed_at < ? THEN 1 END),
-			min(processed_at)
-		FROM active`, chain, dueBefore.UnixMicro()).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
+	query, args := sqlstore.FreshnessSQL(q, q.Chain, "GREATEST", func(int) string { return "?" })
+	err := s.db.QueryRowContext(ctx, query, args...).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
 	if err != nil {
 		return nil, s.wrap("freshness", err)
 	}

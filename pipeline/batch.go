@@ -38,7 +38,7 @@ func (e *Engine) handleIDs(ctx context.Context, ids []int64) (Outcome, int64, er
 		}
 		todo = append(todo, r)
 	}
-	out, err := e.handle(ctx, todo)
+	out, err := e.handle(ctx, todo, false)
 	return out, gone, err
 }
 

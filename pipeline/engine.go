@@ -8,7 +8,9 @@
 //
 // Results are written back with crawlkeeper.ScanStore.WriteProcessed, which
 // applies a result only when the record still has the version that was
-// read; a record that changed in between is read and processed again.
+// read; a record that changed in between is read and processed again. A
+// pass writes only the results that differ from the stored ones; when it
+// processed the others follows from its checkpoint (see Freshness).
 package pipeline
 
 import (
@@ -119,8 +121,11 @@ type Progress struct {
 
 // Outcome counts what one handling of records did.
 type Outcome struct {
-	// Processed records were written back.
+	// Processed records have their result stored: written back, or
+	// found unchanged by a pass and left as they were (Unchanged counts
+	// those).
 	Processed int64 `json:"processed"`
+	Unchanged int64 `json:"unchanged"`
 	// Skipped records were not written: they left the active set or kept
 	// changing while they were processed.
 	Skipped int64 `json:"skipped"`
@@ -131,6 +136,7 @@ type Outcome struct {
 
 func (o *Outcome) add(x Outcome) {
 	o.Processed += x.Processed
+	o.Unchanged += x.Unchanged
 	o.Skipped += x.Skipped
 	o.Failed += x.Failed
 }
@@ -347,17 +353,24 @@ func (e *Engine) deadProcessors(r *crawlkeeper.Record) (map[string]bool, string)
 	return m, d.Error
 }
 
-// Handle processes records and writes them back. Records whose write was
+// Handle processes records and writes them back, every result: a runner
+// that drives Handle keeps no pass checkpoint that would tell when the
+// records it did not write were processed. Records whose write was
 // skipped because they changed are read and processed again, up to a few
 // times.
 func (e *Engine) Handle(ctx context.Context, recs []*crawlkeeper.Record) (Outcome, error) {
 	if err := e.Init(ctx); err != nil {
 		return Outcome{}, err
 	}
-	return e.handle(ctx, recs)
+	return e.handle(ctx, recs, false)
 }
 
-func (e *Engine) handle(ctx context.Context, recs []*crawlkeeper.Record) (Outcome, error) {
+// handle processes records and writes their results back. In a pass
+// (inPass), a result equal to the stored one is not written: the pass's
+// checkpoint records that the record was processed. A result that comes
+// with a new dead letter is written all the same, so that the letter is
+// kept only if the version it names is still the record's.
+func (e *Engine) handle(ctx context.Context, recs []*crawlkeeper.Record, inPass bool) (Outcome, error) {
 	var out Outcome
 	for round := 0; len(recs) > 0; round++ {
 		ws := make([]crawlkeeper.ProcessedWrite, 0, len(recs))
@@ -367,10 +380,18 @@ func (e *Engine) handle(ctx context.Context, recs []*crawlkeeper.Record) (Outcom
 			if err != nil {
 				return out, err
 			}
+			if inPass && dl == nil && unchanged(r, &w) {
+				out.Processed++
+				out.Unchanged++
+				continue
+			}
 			ws = append(ws, w)
 			if dl != nil {
 				dls = append(dls, *dl)
 			}
+		}
+		if len(ws) == 0 {
+			break
 		}
 		skipped, err := e.Store.WriteProcessed(ctx, ws)
 		if err != nil {
@@ -518,7 +539,7 @@ func (e *Engine) RetryDeadLetters(ctx context.Context, ids []int64) (Outcome, []
 			return out, removed, err
 		}
 		out.Skipped += int64(len(chunk) - len(recs))
-		o, err := e.handle(ctx, recs)
+		o, err := e.handle(ctx, recs, false)
 		out.add(o)
 		if err != nil {
 			return out, removed, err

@@ -59,7 +59,7 @@ func TestDroppedNotificationsAreCaughtByOnePass(t *testing.T) {
 			t.Fatalf("record %d: lost %v, processed %d times in real time", id, lost[id], before[id])
 		}
 	}
-	f, _ := st.Freshness(context.Background(), e.Chain(), t0)
+	f, _ := pipeline.Freshness(context.Background(), st, e.Chain(), t0)
 	if f.NeverProcessed != s.Dropped {
 		t.Fatalf("never processed = %d, want the %d dropped", f.NeverProcessed, s.Dropped)
 	}
@@ -76,7 +76,7 @@ func TestDroppedNotificationsAreCaughtByOnePass(t *testing.T) {
 			t.Fatalf("record %d processed %d times by the pass, want once", id, calls[id])
 		}
 	}
-	f, _ = st.Freshness(context.Background(), e.Chain(), t0.Add(time.Hour+time.Second))
+	f, _ = pipeline.Freshness(context.Background(), st, e.Chain(), t0.Add(time.Hour+time.Second))
 	if f.NeverProcessed != 0 || f.Due != 0 {
 		t.Fatalf("after one pass: %+v", f)
 	}

@@ -39,6 +39,10 @@ type Checkpoint struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	End        int64      `json:"end"`
 	Ranges     []Range    `json:"ranges"`
+	// Marks are where this pass's reads began and when, in id order (see
+	// Mark): Freshness derives from them when the records the pass did
+	// not write back were processed.
+	Marks []Mark `json:"marks,omitempty"`
 }
 
 // Range is an unfinished part of a pass: ids in (Pos, End].
@@ -58,29 +62,41 @@ func (c *Checkpoint) Position() int64 {
 
 // LoadCheckpoint reads the checkpoint, nil when no pass ever started.
 func LoadCheckpoint(ctx context.Context, st crawlkeeper.StateStore) (*Checkpoint, error) {
-	b, err := st.GetState(ctx, CheckpointState)
+	return loadState(ctx, st, CheckpointState, "to start a new pass")
+}
+
+// loadState reads the checkpoint stored as name, nil when there is none;
+// deleting says what deleting a damaged one does.
+func loadState(ctx context.Context, st crawlkeeper.StateStore, name, deleting string) (*Checkpoint, error) {
+	b, err := st.GetState(ctx, name)
 	if err != nil || len(b) == 0 {
 		return nil, err
 	}
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("pipeline: checkpoint %s is damaged (%v): delete it to start a new pass", CheckpointState, err)
+		return nil, fmt.Errorf("pipeline: checkpoint %s is damaged (%v): delete it %s", name, err, deleting)
 	}
 	return &c, nil
 }
 
 func saveCheckpoint(ctx context.Context, st crawlkeeper.StateStore, c *Checkpoint) error {
+	return saveState(ctx, st, CheckpointState, c)
+}
+
+func saveState(ctx context.Context, st crawlkeeper.StateStore, name string, c *Checkpoint) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	if err := st.PutState(ctx, CheckpointState, b); err != nil {
-		return fmt.Errorf("pipeline: save checkpoint: %w", err)
+	if err := st.PutState(ctx, name, b); err != nil {
+		return fmt.Errorf("pipeline: save checkpoint %s: %w", name, err)
 	}
 	return nil
 }
 
 // PassReport summarises one pass, or the part of it this process ran.
+// Outcome.Unchanged counts the records whose result was already stored:
+// the pass did not write them.
 type PassReport struct {
 	Pass int64 `json:"pass"`
 	Outcome
@@ -138,6 +154,13 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 	}
 	rep := &PassReport{}
 	if cp == nil || cp.FinishedAt != nil || cp.Chain != e.chain {
+		if cp != nil && cp.FinishedAt != nil {
+			// Keep the finished pass: Freshness needs it for the ids
+			// the new pass has not reached yet.
+			if err := saveState(ctx, e.Store, FinishedState, cp); err != nil {
+				return nil, err
+			}
+		}
 		maxID, err := e.Store.MaxID(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
@@ -147,6 +170,7 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 			next = cp.Pass + 1
 		}
 		cp = &Checkpoint{Pass: next, Chain: e.chain, StartedAt: e.now(), End: maxID, Ranges: splitRange(0, maxID, e.readers(), e.batch())}
+		cp.cut()
 		e.marks = e.mark()
 		if err := saveCheckpoint(ctx, e.Store, cp); err != nil {
 			return nil, err
@@ -154,7 +178,9 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 	} else {
 		rep.Resumed = true
 		cp.Ranges = resplit(cp.Ranges, e.readers(), e.batch())
+		cp.cut()
 	}
+	mk := newMarker(cp, e.period())
 	rep.Pass = cp.Pass
 	rep.From = cp.Position()
 	startPos := rep.From
@@ -205,6 +231,7 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 					if err := pc.wait(passCtx); err != nil {
 						return
 					}
+					mk.read(rs.end, pos, e.now())
 					recs, err := e.Store.ScanActive(passCtx, pos, rs.end, size)
 					if err != nil {
 						if passCtx.Err() == nil {
@@ -239,7 +266,7 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 				if passCtx.Err() != nil {
 					continue // drain, so the readers can stop
 				}
-				out, err := e.handle(passCtx, b.recs)
+				out, err := e.handle(passCtx, b.recs, true)
 				if err != nil {
 					if passCtx.Err() == nil {
 						fail(fmt.Errorf("pipeline: batch after id %d: %w", b.lo, err))
@@ -277,6 +304,7 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 				cp.Ranges = append(cp.Ranges, Range{Pos: s.pos, End: s.end})
 			}
 		}
+		cp.Marks = mk.snapshot(cp.Ranges)
 		if err := saveCheckpoint(passCtx, e.Store, cp); err != nil {
 			fail(err)
 			continue
@@ -299,6 +327,7 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 	}
 	fin := e.now()
 	cp.Ranges, cp.FinishedAt = nil, &fin
+	cp.Marks = mk.snapshot(nil)
 	if err := saveCheckpoint(ctx, e.Store, cp); err != nil {
 		return rep, err
 	}

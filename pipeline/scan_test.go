@@ -233,13 +233,13 @@ func TestChainChangeStartsANewPass(t *testing.T) {
 	if _, err := e.RunPass(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := st.Freshness(context.Background(), "count@1", t0)
+	f, _ := pipeline.Freshness(context.Background(), st, "count@1", t0)
 	if f.Due != 0 {
 		t.Fatalf("due after a pass = %d", f.Due)
 	}
 	c2 := newCounter("count")
 	c2.version = 2
-	f, _ = st.Freshness(context.Background(), crawlkeeper.ChainSignature([]crawlkeeper.Processor{c2}), t0)
+	f, _ = pipeline.Freshness(context.Background(), st, crawlkeeper.ChainSignature([]crawlkeeper.Processor{c2}), t0)
 	if f.Due != 300 {
 		t.Fatalf("a new processor version must make every record due, got %d", f.Due)
 	}

@@ -41,7 +41,7 @@ func ReadStatus(ctx context.Context, st Store, chain string, period time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	fr, err := st.Freshness(ctx, chain, now.Add(-period))
+	fr, err := Freshness(ctx, st, chain, now.Add(-period))
 	if err != nil {
 		return nil, err
 	}

@@ -126,40 +126,20 @@ func lockAndLoad(ctx context.Context, tx pgx.Tx, table string, ids []int64, lock
 	return out, br.Close()
 }
 
-// Archive implements crawlkeeper.ArchiveStore: in one transaction, each
-// record still in the selected state is copied to the archive (payload
-// compressed) and deleted from active. A crash before the commit leaves
-// nothing half-moved.
+// Archive implements crawlkeeper.ArchiveStore: in one transaction, with
+// the records' keys locked, each record still in the selected state is
+// moved to the archive by one statement inside PostgreSQL (see move.go). A
+// crash before the commit leaves nothing half-moved.
 func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.Time) ([]int64, error) {
 	if len(moves) == 0 {
 		return []int64{}, nil
 	}
-	ids := make([]int64, len(moves))
-	for i, m := range moves {
-		ids[i] = m.ID
-	}
-	at := crawlkeeper.Truncate(now)
+	at := crawlkeeper.Truncate(now).UnixMicro()
 	var moved []int64
 	err := s.inTx(ctx, "archive", func(tx pgx.Tx) error {
-		moved = []int64{}
-		cur, err := lockAndLoad(ctx, tx, "active", ids, true)
-		if err != nil {
-			return err
-		}
-		var recs []*crawlkeeper.Record
-		var reasons []crawlkeeper.ArchiveReason
-		for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur)) {
-			recs = append(recs, cur[m.ID])
-			reasons = append(reasons, m.Reason)
-			moved = append(moved, m.ID)
-		}
-		if len(recs) == 0 {
-			return nil
-		}
-		batch := &pgx.Batch{}
-		queueInsertArchive(batch, recs, at, reasons)
-		batch.Queue(`DELETE FROM active WHERE id = ANY($1)`, moved)
-		return tx.SendBatch(ctx, batch).Close()
+		var err error
+		moved, err = move(ctx, tx, moves, at)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -182,7 +162,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 		var recs []*crawlkeeper.Record
 		for _, id := range crawlkeeper.PlanRestore(ids, crawlkeeper.RecordLookup(cur)) {
 			r := cur[id]
-			r.ArchivedAt, r.ArchiveReason = nil, ""
+			r.Reactivate()
 			recs = append(recs, r)
 			restored = append(restored, id)
 		}

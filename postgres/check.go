@@ -42,7 +42,7 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("stats", err)
 	}
-	rows, err = s.pool.Query(ctx, `SELECT source, archive_reason, count(*), count(date_errors), coalesce(sum(item_bytes), 0)::bigint, coalesce(sum(length(item)), 0)::bigint
+	rows, err = s.pool.Query(ctx, `SELECT source, archive_reason, count(*), count(date_errors), coalesce(sum(item_bytes), 0)::bigint, coalesce(sum(pg_column_size(item)), 0)::bigint
 		FROM archive GROUP BY source, archive_reason`)
 	if err != nil {
 		return nil, s.wrap("stats", err)

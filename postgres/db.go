@@ -1,8 +1,10 @@
 // Package postgres is crawlkeeper's PostgreSQL store, through
 // github.com/jackc/pgx/v5. It keeps the embedded store's tables, columns
-// and indexes (times as Unix microseconds, archived payloads compressed
-// with zstd) so records read back the same on every backend, and it is
-// safe for several processes sharing one database.
+// and indexes (times as Unix microseconds) so records read back the same
+// on every backend, and it is safe for several processes sharing one
+// database. Archived payloads are stored as they are and compressed by
+// PostgreSQL itself when large (rows archived by earlier versions hold
+// zstd frames, which read back the same; see move.go).
 //
 // # Keys across active and archive
 //

@@ -8,7 +8,6 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
-	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -233,8 +232,9 @@ type recordArrays struct {
 	searchConfig                               []string
 }
 
-// newRecordArrays builds the column arrays of recs, compressing the item
-// payloads for the archive.
+// newRecordArrays builds the column arrays of recs, for the archive table
+// when archive is set. Items are stored as they are in either table:
+// PostgreSQL compresses large values itself (see move.go).
 func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 	n := len(recs)
 	a := &recordArrays{
@@ -249,9 +249,6 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 		a.id[i], a.key[i], a.keyParts[i], a.source[i] = r.ID, enc(r.Key), sqlstore.KeyPartsText(r.KeyParts), enc(r.Source)
 		a.title[i], a.url[i], a.contentHash[i], a.chain[i] = enc(r.Title), enc(r.URL), r.ContentHash, enc(r.ProcessedChain)
 		a.item[i], a.derived[i] = r.Item, sqlstore.Blob(r.Derived)
-		if archive {
-			a.item[i] = zstd.Compress(nil, r.Item)
-		}
 		if a.item[i] == nil {
 			a.item[i] = []byte{}
 		}

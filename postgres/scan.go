@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"context"
-	"time"
+	"strconv"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
@@ -109,15 +109,16 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	return skipped, nil
 }
 
-// Freshness implements crawlkeeper.ScanStore.
-func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time) (*crawlkeeper.Freshness, error) {
+// Freshness implements crawlkeeper.ScanStore with one aggregate over the
+// active table.
+func (s *Store) Freshness(ctx context.Context, q crawlkeeper.FreshnessQuery) (*crawlkeeper.Freshness, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
 	f := &crawlkeeper.Freshness{}
 	var oldest *int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*),
-			count(*) FILTER (WHERE processed_at IS NULL),
-			count(*) FILTER (WHERE processed_at IS NULL OR processed_version != version OR processed_chain != $1 OR processed_at < $2),
-			min(processed_at)
-		FROM active`, enc(chain), dueBefore.UnixMicro()).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
+	query, args := sqlstore.FreshnessSQL(q, enc(q.Chain), "GREATEST", func(n int) string { return "$" + strconv.Itoa(n) })
+	err := s.pool.QueryRow(ctx, query, args...).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
 	if err != nil {
 		return nil, s.wrap("freshness", err)
 	}

@@ -207,7 +207,7 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 	defer w.close()
 	for _, id := range crawlkeeper.PlanRestore(ids, crawlkeeper.RecordLookup(cur)) {
 		r := cur[id]
-		r.ArchivedAt, r.ArchiveReason = nil, ""
+		r.Reactivate()
 		if _, err := w.exec(`DELETE FROM archive WHERE id = ?`, id); err != nil {
 			return nil, fmt.Errorf("restore %d: %w", id, err)
 		}

@@ -50,7 +50,7 @@ func scanRecord(row rowScanner, archived bool) (*crawlkeeper.Record, error) {
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(keyParts), &r.KeyParts); err != nil {
+	if err := sqlstore.DecodeStrings(keyParts, &r.KeyParts); err != nil {
 		return nil, fmt.Errorf("record %d: key_parts: %w", r.ID, err)
 	}
 	if archived {
@@ -71,7 +71,7 @@ func scanRecord(row rowScanner, archived bool) (*crawlkeeper.Record, error) {
 	r.EventAt = nullTime(eventAt)
 	r.ProcessedAt = nullTime(processedAt)
 	if dateErrors.Valid && dateErrors.String != "" {
-		if err := json.Unmarshal([]byte(dateErrors.String), &r.DateErrors); err != nil {
+		if err := sqlstore.DecodeStrings(dateErrors.String, &r.DateErrors); err != nil {
 			return nil, fmt.Errorf("record %d: date_errors: %w", r.ID, err)
 		}
 	}

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // ScanActive implements crawlkeeper.ScanStore with a keyset read on the
@@ -203,15 +203,16 @@ func writeProcessedSQL(n int, event bool) string {
 	RETURNING active.id`
 }
 
-// Freshness implements crawlkeeper.ScanStore.
-func (s *Store) Freshness(ctx context.Context, chain string, dueBefore time.Time) (*crawlkeeper.Freshness, error) {
+// Freshness implements crawlkeeper.ScanStore with one aggregate over the
+// active table.
+func (s *Store) Freshness(ctx context.Context, q crawlkeeper.FreshnessQuery) (*crawlkeeper.Freshness, error) {
+	if err := q.Check(); err != nil {
+		return nil, err
+	}
 	f := &crawlkeeper.Freshness{}
 	var oldest sql.NullInt64
-	err := s.r.QueryRowContext(ctx, `SELECT count(*),
-			count(*) FILTER (WHERE processed_at IS NULL),
-			count(*) FILTER (WHERE processed_at IS NULL OR processed_version != version OR processed_chain != ? OR processed_at < ?),
-			min(processed_at)
-		FROM active`, chain, dueBefore.UnixMicro()).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
+	query, args := sqlstore.FreshnessSQL(q, q.Chain, "max", func(int) string { return "?" })
+	err := s.r.QueryRowContext(ctx, query, args...).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest)
 	if err != nil {
 		return nil, fmt.Errorf("freshness: %w", err)
 	}

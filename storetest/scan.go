@@ -98,22 +98,75 @@ func testScan(t *testing.T, open func(tb testing.TB) ScanBackend) {
 	})
 
 	t.Run("Freshness", func(t *testing.T) {
-		f, err := e.Store.Freshness(ctx, "c1", T0.Add(2*time.Hour))
-		if err != nil {
-			t.Fatal(err)
+		fresh := func(q crawlkeeper.FreshnessQuery) *crawlkeeper.Freshness {
+			t.Helper()
+			f, err := e.Store.Freshness(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
 		}
+		f := fresh(crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: T0.Add(2 * time.Hour)})
 		// 11 active: ids[0] and ids[2] processed (but before the due time),
 		// the rest never.
 		if f.Active != 11 || f.NeverProcessed != 9 || f.Due != 11 || f.OldestProcessedAt == nil || !f.OldestProcessedAt.Equal(T0.Add(time.Hour)) {
 			t.Fatalf("freshness = %+v", f)
 		}
-		f, _ = e.Store.Freshness(ctx, "c1", T0)
-		if f.Due != 9 {
+		if f := fresh(crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: T0}); f.Due != 9 {
 			t.Fatalf("due with an earlier cutoff = %d, want 9", f.Due)
 		}
-		f, _ = e.Store.Freshness(ctx, "c2", T0)
-		if f.Due != 11 {
+		if f := fresh(crawlkeeper.FreshnessQuery{Chain: "c2", DueBefore: T0}); f.Due != 11 {
 			t.Fatalf("a new chain makes every record due, got %d", f.Due)
+		}
+	})
+
+	t.Run("FreshnessCovered", func(t *testing.T) {
+		// A pass that covered a current record processed it at or after
+		// the span's time, though its processed_at stayed (see
+		// crawlkeeper.FreshnessQuery).
+		due := T0.Add(2 * time.Hour)
+		span := func(after, through int64, at time.Duration) crawlkeeper.CoveredSpan {
+			return crawlkeeper.CoveredSpan{After: after, Through: through, At: T0.Add(at)}
+		}
+		type want struct {
+			name       string
+			q          crawlkeeper.FreshnessQuery
+			due, never int64
+			oldest     time.Duration
+		}
+		cases := []want{
+			{"ids[0] covered", crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{span(0, ids[0], 3*time.Hour)}},
+				10, 9, time.Hour},
+			{"both covered, ids[1] (never processed) too", crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{
+				span(0, ids[1], 3*time.Hour), span(ids[1], ids[3], 4*time.Hour)}}, 9, 9, 3 * time.Hour},
+			{"a span older than processed_at", crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{span(0, last, 0)}},
+				11, 9, time.Hour},
+			{"another chain", crawlkeeper.FreshnessQuery{Chain: "c2", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{span(0, last, 3*time.Hour)}},
+				11, 9, 3 * time.Hour},
+			{"spans between the records", crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{
+				span(ids[0], ids[1], 5*time.Hour), span(ids[2], ids[4], 5*time.Hour)}}, 11, 9, time.Hour},
+		}
+		// Many narrow spans, as a long pass leaves: one per id, each a
+		// minute later than the one before, ids[2]'s among them.
+		var many []crawlkeeper.CoveredSpan
+		for id := int64(1); id <= last+300; id++ {
+			many = append(many, span(id-1, id, 3*time.Hour+time.Duration(id)*time.Minute))
+		}
+		cases = append(cases, want{"one span per id",
+			crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: T0.Add(3*time.Hour + time.Duration(ids[2])*time.Minute), Covered: many},
+			10, 9, 3*time.Hour + time.Duration(ids[0])*time.Minute})
+		for _, c := range cases {
+			f, err := e.Store.Freshness(ctx, c.q)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if f.Active != 11 || f.Due != c.due || f.NeverProcessed != c.never || f.OldestProcessedAt == nil || !f.OldestProcessedAt.Equal(T0.Add(c.oldest)) {
+				t.Fatalf("%s: freshness = %+v (oldest %v), want due %d, never %d, oldest %v", c.name, f, f.OldestProcessedAt, c.due, c.never, T0.Add(c.oldest))
+			}
+		}
+		bad := crawlkeeper.FreshnessQuery{Chain: "c1", DueBefore: due, Covered: []crawlkeeper.CoveredSpan{span(0, 5, 0), span(4, 9, 0)}}
+		if _, err := e.Store.Freshness(ctx, bad); crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
+			t.Fatalf("overlapping spans: %v, want an EINVALID error", err)
 		}
 	})
 }

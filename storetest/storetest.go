@@ -29,6 +29,7 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Records", func(t *testing.T) { RunRecords(t, func(tb testing.TB) crawlkeeper.RecordStore { return open(tb) }) })
 	t.Run("Archive", func(t *testing.T) { RunArchive(t, func(tb testing.TB) ArchiveBackend { return open(tb) }) })
 	t.Run("Scan", func(t *testing.T) { RunScan(t, func(tb testing.TB) ScanBackend { return open(tb) }) })
+	t.Run("Rescan", func(t *testing.T) { RunRescan(t, open) })
 	t.Run("State", func(t *testing.T) { RunState(t, func(tb testing.TB) crawlkeeper.StateStore { return open(tb) }) })
 	t.Run("LeaseOwner", func(t *testing.T) {
 		RunLeaseReader(t, func(tb testing.TB) LeaseBackend {
@@ -98,7 +99,10 @@ func testDurability(t *testing.T, open RecordOpener) {
 }
 
 // RunArchive runs the conformance tests of crawlkeeper.ArchiveStore.
-func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) { testArchive(t, open) }
+func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
+	testArchive(t, open)
+	testMoveListing(t, open)
+}
 
 // RunScan runs the conformance tests of crawlkeeper.ScanStore.
 func RunScan(t *testing.T, open func(tb testing.TB) ScanBackend) { testScan(t, open) }

@@ -106,7 +106,7 @@ func Bench(ctx context.Context, o BenchOptions) (*BenchReport, error) {
 			o.Progress(fmt.Sprintf(format, args...))
 		}
 	}
-	storeURL, drop, err := ScratchPostgres(ctx, o.Store)
+	storeURL, drop, err := backends.NewScratch(ctx, o.Store, "", "beam")
 	if err != nil {
 		return nil, err
 	}
@@ -166,8 +166,8 @@ func benchBeam(ctx context.Context, o BenchOptions, storeURL string, sinkOutput 
 	passes := map[int64]int{}
 	doneAt := map[int64]time.Time{}
 	cpuAt := map[int64]time.Duration{}
-	observe = func(w Work, ids []int64, _ pipeline.Outcome) {
-		if w.Kind != KindScan {
+	unset := setObserve(func(store string, w Work, ids []int64, _ pipeline.Outcome) {
+		if w.Kind != KindScan || store != storeURL {
 			return
 		}
 		mu.Lock()
@@ -177,8 +177,8 @@ func benchBeam(ctx context.Context, o BenchOptions, storeURL string, sinkOutput 
 		if before < o.Records && passes[w.Pass] >= o.Records {
 			doneAt[w.Pass], cpuAt[w.Pass] = time.Now(), cpuTime()
 		}
-	}
-	defer func() { observe = nil }()
+	})
+	defer unset()
 	opts := Options{Store: storeURL, NATS: o.NATS, Processors: []string{"noop"}, Period: time.Nanosecond,
 		Batch: o.Batch, Shards: o.Shards, SinkWithoutOutput: !sinkOutput}
 	if o.NATS != "" {

@@ -15,12 +15,9 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
-
-// PostgresEnv names the variable with the PostgreSQL server the tests
-// run against.
-const PostgresEnv = "CRAWLKEEPER_TEST_POSTGRES"
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -30,20 +27,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// MustScratchURL creates an empty schema on the test server and returns a
-// store URL whose search_path selects it; cleanup drops it.
-func MustScratchURL(tb testing.TB) string {
-	tb.Helper()
-	base := os.Getenv(PostgresEnv)
-	if base == "" {
-		tb.Skipf("set %s (postgres://user@host:5432/db) to run the Beam pipeline against PostgreSQL", PostgresEnv)
+// servers are the store kinds the pipeline runs against: the server
+// stores a Beam job's workers can share.
+var servers = []string{testdb.Postgres, testdb.MySQL}
+
+// onEachServer runs test as a subtest per server kind, with the URL of an
+// empty store on that server (an empty schema on PostgreSQL, an empty
+// database on MySQL/MariaDB), removed when the subtest ends. A kind whose
+// server variable (CRAWLKEEPER_TEST_POSTGRES, CRAWLKEEPER_TEST_MYSQL) is
+// unset is skipped with a message naming it.
+func onEachServer(t *testing.T, test func(t *testing.T, storeURL string)) {
+	for _, kind := range servers {
+		t.Run(kind, func(t *testing.T) { test(t, testdb.URL(t, kind)) })
 	}
-	u, drop, err := ScratchPostgres(context.Background(), base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(drop)
-	return u
 }
 
 // MustOpenStore opens the store at rawURL for the test's own reads and
@@ -100,11 +96,14 @@ type observer struct {
 	notify map[int64]int
 }
 
-// watch makes the pipeline report to a new observer for the test's
-// duration.
-func watch(t *testing.T) *observer {
+// watch makes the pipeline's handling of Work against the store at
+// storeURL report to a new observer for the test's duration.
+func watch(t *testing.T, storeURL string) *observer {
 	ob := &observer{scans: map[int64]map[int64]int{}, notify: map[int64]int{}}
-	observe = func(w Work, ids []int64, _ pipeline.Outcome) {
+	unset := setObserve(func(store string, w Work, ids []int64, _ pipeline.Outcome) {
+		if store != storeURL {
+			return // a bundle of an earlier test's job, still finishing
+		}
 		ob.mu.Lock()
 		defer ob.mu.Unlock()
 		switch w.Kind {
@@ -122,8 +121,8 @@ func watch(t *testing.T) *observer {
 				ob.notify[id]++
 			}
 		}
-	}
-	t.Cleanup(func() { observe = nil })
+	})
+	t.Cleanup(unset)
 	return ob
 }
 

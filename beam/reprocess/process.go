@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/state"
@@ -65,9 +66,22 @@ func (fn *notifyFn) ProcessElement(m natsio.ConsumerMessage, emit func(Work)) {
 	}
 }
 
-// observe, when set (by tests, before the job starts), sees every Work
-// handled, with the ids it handled and the outcome.
-var observe func(w Work, ids []int64, out pipeline.Outcome)
+// observeFunc sees a Work handled: the store it was handled against, the
+// ids it handled and the outcome.
+type observeFunc func(store string, w Work, ids []int64, out pipeline.Outcome)
+
+// observe, when set (by tests and the bench, before a job starts), sees
+// every Work handled. It is swapped atomically, and observers filter by
+// store, because the workers of a cancelled job may still finish bundles
+// after the next job's observer is set.
+var observe atomic.Pointer[observeFunc]
+
+// setObserve makes f see every Work handled until the returned function
+// is called.
+func setObserve(f observeFunc) (unset func()) {
+	observe.Store(&f)
+	return func() { observe.CompareAndSwap(&f, nil) }
+}
 
 var (
 	processedCount = beam.NewCounter("crawlkeeper", "processed")
@@ -78,7 +92,8 @@ var (
 
 // handler is the write-back logic processFn and writeFn share.
 type handler struct {
-	se *sharedEngine
+	se    *sharedEngine
+	store string
 }
 
 func (h *handler) setup(ctx context.Context, o Options) error {
@@ -86,7 +101,7 @@ func (h *handler) setup(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	h.se = se
+	h.se, h.store = se, o.Store
 	return nil
 }
 
@@ -137,8 +152,8 @@ func (h *handler) handle(ctx context.Context, w Work) (pipeline.Outcome, error) 
 	processedCount.Inc(ctx, out.Processed)
 	skippedCount.Inc(ctx, out.Skipped)
 	failedCount.Inc(ctx, out.Failed)
-	if observe != nil {
-		observe(w, ids, out)
+	if f := observe.Load(); f != nil {
+		(*f)(h.store, w, ids, out)
 	}
 	if err := h.se.maybeSave(ctx); err != nil {
 		slog.Warn("reprocess: save corpus state", "err", err)

@@ -85,83 +85,85 @@ func TestTrackerWrapsAndCheckpoints(t *testing.T) {
 }
 
 func TestEveryRecordOncePerPass(t *testing.T) {
-	storeURL := MustScratchURL(t)
-	st := MustOpenStore(t, storeURL)
-	const n = 600
-	ingest(t, st, 0, n, "text")
-	ob := watch(t)
-	start(t, Options{Store: storeURL, Processors: []string{"dates", "fingerprint", "stats"}, Period: 1500 * time.Millisecond, Batch: 40, Shards: 3, Block: 100})
-	const passes = 3
-	waitFor(t, 3*time.Minute, "three passes", func() bool { return ob.passDone(passes, n) })
+	onEachServer(t, func(t *testing.T, storeURL string) {
+		st := MustOpenStore(t, storeURL)
+		const n = 600
+		ingest(t, st, 0, n, "text")
+		ob := watch(t, storeURL)
+		start(t, Options{Store: storeURL, Processors: []string{"dates", "fingerprint", "stats"}, Period: 1500 * time.Millisecond, Batch: 40, Shards: 3, Block: 100})
+		const passes = 3
+		waitFor(t, 3*time.Minute, "three passes", func() bool { return ob.passDone(passes, n) })
 
-	ob.mu.Lock()
-	for p := int64(1); p <= passes; p++ {
-		if len(ob.scans[p]) != n {
-			t.Errorf("pass %d handled %d of %d records", p, len(ob.scans[p]), n)
-		}
-		for id, k := range ob.scans[p] {
-			if k != 1 {
-				t.Errorf("pass %d handled record %d %d times", p, id, k)
+		ob.mu.Lock()
+		for p := int64(1); p <= passes; p++ {
+			if len(ob.scans[p]) != n {
+				t.Errorf("pass %d handled %d of %d records", p, len(ob.scans[p]), n)
+			}
+			for id, k := range ob.scans[p] {
+				if k != 1 {
+					t.Errorf("pass %d handled record %d %d times", p, id, k)
+				}
 			}
 		}
-	}
-	ob.mu.Unlock()
-	recs, err := st.ScanActive(context.Background(), 0, 0, n+1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if r.ProcessedAt == nil || r.ProcessedVersion != r.Version || r.ProcessedChain != "dates@1+fingerprint@1+stats@1" {
-			t.Fatalf("record %d: processed %v at version %d (of %d) by %q", r.ID, r.ProcessedAt, r.ProcessedVersion, r.Version, r.ProcessedChain)
-		}
-	}
-}
-
-func TestNotificationsProcessed(t *testing.T) {
-	storeURL := MustScratchURL(t)
-	natsURL := MustStartNATS(t)
-	st := MustOpenStore(t, storeURL)
-	ingest(t, st, 0, 100, "text")
-	o := Options{Store: storeURL, NATS: natsURL, Processors: []string{"dates"}, Period: time.Hour, Batch: 50, Shards: 2, Block: 50}
-	if err := EnsureReadStream(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	ob := watch(t)
-	// Each shard reads all its records in its first batch; the rest of
-	// the pass is paced over the hour.
-	start(t, o)
-	waitFor(t, 2*time.Minute, "the first pass", func() bool { return ob.passDone(1, 100) })
-
-	// The next pass is an hour away, and new records are beyond this
-	// pass's end: only notifications reach them now.
-	q, err := nats.Open(context.Background(), nats.Options{URL: natsURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	ids := ingest(t, st, 100, 30, "text", crawlkeeper.PublishTouched(q))
-	waitFor(t, 2*time.Minute, "notified records processed", func() bool {
-		recs, err := st.GetMany(context.Background(), ids)
+		ob.mu.Unlock()
+		recs, err := st.ScanActive(context.Background(), 0, 0, n+1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range recs {
-			if r.ProcessedAt == nil {
-				return false
+			if r.ProcessedAt == nil || r.ProcessedVersion != r.Version || r.ProcessedChain != "dates@1+fingerprint@1+stats@1" {
+				t.Fatalf("record %d: processed %v at version %d (of %d) by %q", r.ID, r.ProcessedAt, r.ProcessedVersion, r.Version, r.ProcessedChain)
 			}
 		}
-		return len(recs) == len(ids)
 	})
-	ob.mu.Lock()
-	defer ob.mu.Unlock()
-	for _, id := range ids {
-		if ob.notify[id] == 0 {
-			t.Errorf("record %d was processed without its notification", id)
+}
+
+func TestNotificationsProcessed(t *testing.T) {
+	onEachServer(t, func(t *testing.T, storeURL string) {
+		natsURL := MustStartNATS(t)
+		st := MustOpenStore(t, storeURL)
+		ingest(t, st, 0, 100, "text")
+		o := Options{Store: storeURL, NATS: natsURL, Processors: []string{"dates"}, Period: time.Hour, Batch: 50, Shards: 2, Block: 50}
+		if err := EnsureReadStream(context.Background(), o); err != nil {
+			t.Fatal(err)
 		}
-		if _, ok := ob.scans[2]; ok {
-			t.Errorf("a second pass began within the period")
+		ob := watch(t, storeURL)
+		// Each shard reads all its records in its first batch; the rest of
+		// the pass is paced over the hour.
+		start(t, o)
+		waitFor(t, 2*time.Minute, "the first pass", func() bool { return ob.passDone(1, 100) })
+
+		// The next pass is an hour away, and new records are beyond this
+		// pass's end: only notifications reach them now.
+		q, err := nats.Open(context.Background(), nats.Options{URL: natsURL})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		defer q.Close()
+		ids := ingest(t, st, 100, 30, "text", crawlkeeper.PublishTouched(q))
+		waitFor(t, 2*time.Minute, "notified records processed", func() bool {
+			recs, err := st.GetMany(context.Background(), ids)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				if r.ProcessedAt == nil {
+					return false
+				}
+			}
+			return len(recs) == len(ids)
+		})
+		ob.mu.Lock()
+		defer ob.mu.Unlock()
+		for _, id := range ids {
+			if ob.notify[id] == 0 {
+				t.Errorf("record %d was processed without its notification", id)
+			}
+			if _, ok := ob.scans[2]; ok {
+				t.Errorf("a second pass began within the period")
+			}
+		}
+	})
 }
 
 // mutator changes the record named by target in the store the first time
@@ -200,39 +202,40 @@ func (m *mutator) Process(_ context.Context, r *crawlkeeper.Record, derived map[
 }
 
 func TestWriteBackRespectsVersions(t *testing.T) {
-	storeURL := MustScratchURL(t)
-	st := MustOpenStore(t, storeURL)
-	ids := ingest(t, st, 0, 50, "text")
-	mut.mu.Lock()
-	mut.st, mut.target, mut.seen, mut.t = st, ids[7], nil, t
-	mut.mu.Unlock()
-	ob := watch(t)
-	// Each shard reads all its records in its first batch, and the pass
-	// is paced over an hour: the test sees one pass.
-	start(t, Options{Store: storeURL, Processors: []string{"dates", "mutate"}, Period: time.Hour, Batch: 50, Shards: 2, Block: 25})
-	waitFor(t, 2*time.Minute, "the first pass", func() bool { return ob.passDone(1, 50) })
+	onEachServer(t, func(t *testing.T, storeURL string) {
+		st := MustOpenStore(t, storeURL)
+		ids := ingest(t, st, 0, 50, "text")
+		mut.mu.Lock()
+		mut.st, mut.target, mut.seen, mut.t = st, ids[7], nil, t
+		mut.mu.Unlock()
+		ob := watch(t, storeURL)
+		// Each shard reads all its records in its first batch, and the pass
+		// is paced over an hour: the test sees one pass.
+		start(t, Options{Store: storeURL, Processors: []string{"dates", "mutate"}, Period: time.Hour, Batch: 50, Shards: 2, Block: 25})
+		waitFor(t, 2*time.Minute, "the first pass", func() bool { return ob.passDone(1, 50) })
 
-	mut.mu.Lock()
-	seen := append([]int64(nil), mut.seen...)
-	mut.mu.Unlock()
-	if len(seen) != 2 || seen[0] != 1 || seen[1] != 2 {
-		t.Fatalf("record %d processed at versions %v, want [1 2]: the changed record must be processed again", ids[7], seen)
-	}
-	recs, err := st.GetMany(context.Background(), []int64{ids[7]})
-	if err != nil || len(recs) != 1 {
-		t.Fatal(recs, err)
-	}
-	r := recs[0]
-	var d struct {
-		Mutate struct{ Version int64 }
-	}
-	json.Unmarshal(r.Derived, &d)
-	if r.Version != 2 || r.ProcessedVersion != 2 || d.Mutate.Version != 2 {
-		t.Fatalf("record at version %d has processed_version %d and derived %s: the write-back of version 1 overwrote it", r.Version, r.ProcessedVersion, r.Derived)
-	}
-	ob.mu.Lock()
-	defer ob.mu.Unlock()
-	if ob.scans[1][ids[7]] != 1 {
-		t.Fatalf("pass 1 read record %d %d times", ids[7], ob.scans[1][ids[7]])
-	}
+		mut.mu.Lock()
+		seen := append([]int64(nil), mut.seen...)
+		mut.mu.Unlock()
+		if len(seen) != 2 || seen[0] != 1 || seen[1] != 2 {
+			t.Fatalf("record %d processed at versions %v, want [1 2]: the changed record must be processed again", ids[7], seen)
+		}
+		recs, err := st.GetMany(context.Background(), []int64{ids[7]})
+		if err != nil || len(recs) != 1 {
+			t.Fatal(recs, err)
+		}
+		r := recs[0]
+		var d struct {
+			Mutate struct{ Version int64 }
+		}
+		json.Unmarshal(r.Derived, &d)
+		if r.Version != 2 || r.ProcessedVersion != 2 || d.Mutate.Version != 2 {
+			t.Fatalf("record at version %d has processed_version %d and derived %s: the write-back of version 1 overwrote it", r.Version, r.ProcessedVersion, r.Derived)
+		}
+		ob.mu.Lock()
+		defer ob.mu.Unlock()
+		if ob.scans[1][ids[7]] != 1 {
+			t.Fatalf("pass 1 read record %d %d times", ids[7], ob.scans[1][ids[7]])
+		}
+	})
 }

@@ -110,8 +110,8 @@ func runScan(ctx context.Context, a *app, args []string) error {
 	if rep.Resumed {
 		how = fmt.Sprintf("resumed after id %d", rep.From)
 	}
-	fmt.Fprintf(a.stdout, "pass %d (%s): %d processed, %d skipped, %d failed in %.1fs (%.0f records/s)\n",
-		rep.Pass, how, rep.Processed, rep.Skipped, rep.Failed, rep.DurationS, rep.Rate)
+	fmt.Fprintf(a.stdout, "pass %d (%s): %d processed (%d unchanged, not written), %d skipped, %d failed in %.1fs (%.0f records/s)\n",
+		rep.Pass, how, rep.Processed, rep.Unchanged, rep.Skipped, rep.Failed, rep.DurationS, rep.Rate)
 	if rep.Failed > 0 {
 		fmt.Fprintln(a.stdout, "failed records are listed by `crawlkeeper deadletters`")
 	}

@@ -62,11 +62,11 @@ func Blob(b []byte) []byte {
 
 // Decode fills the JSON columns of r from their stored text.
 func Decode(r *crawlkeeper.Record, keyParts string, dateErrors *string) error {
-	if err := json.Unmarshal([]byte(keyParts), &r.KeyParts); err != nil {
+	if err := DecodeStrings(keyParts, &r.KeyParts); err != nil {
 		return fmt.Errorf("record %d: key_parts: %w", r.ID, err)
 	}
 	if dateErrors != nil && *dateErrors != "" {
-		if err := json.Unmarshal([]byte(*dateErrors), &r.DateErrors); err != nil {
+		if err := DecodeStrings(*dateErrors, &r.DateErrors); err != nil {
 			return fmt.Errorf("record %d: date_errors: %w", r.ID, err)
 		}
 	}
