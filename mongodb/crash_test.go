@@ -331,3 +331,36 @@ func TestIngestDuringPurge(t *testing.T) {
 	}
 	mustCheck(t, s)
 }
+
+// TestNewKeyTwiceLosesToConcurrentInsert delivers one new key twice, with
+// two contents, in one batch, while another ingest inserts that key first:
+// the batch's insert loses, and the history of its second delivery must
+// not stay behind as the history of an id that never existed.
+func TestNewKeyTwiceLosesToConcurrentInsert(t *testing.T) {
+	ctx := context.Background()
+	s := openCrash(t, testdb.MongoURL(t))
+	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+	raced := false
+	mongodb.SetCrashAt(s, func(step string) error {
+		if step != "ingest:planned" || raced {
+			return nil
+		}
+		raced = true
+		e.Ingest(`{"title":"a","url":"https://c.test/a","v":0}`)
+		return nil
+	})
+	b := &crawlkeeper.IngestBatch{Now: e.Now, Items: []*crawlkeeper.Prepared{
+		e.Prepare(`{"title":"a","url":"https://c.test/a","v":1}`),
+		e.Prepare(`{"title":"a","url":"https://c.test/a","v":2}`)}}
+	if _, err := s.Ingest(ctx, b); err == nil {
+		t.Fatal("the batch's insert of a key inserted meanwhile succeeded; want a conflict")
+	}
+	mongodb.SetCrashAt(s, nil)
+	if !raced {
+		t.Fatal("the concurrent insert did not run")
+	}
+	mustCheck(t, s)
+	if n, _ := s.Database().Collection("history").CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatalf("%d history entries after a lost insert, want 0", n)
+	}
+}
