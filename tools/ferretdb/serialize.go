@@ -20,9 +20,11 @@ func freeAddr() (string, error) {
 }
 
 // proxy accepts MongoDB clients on ln and relays each of their
-// connections to its own connection to backend, holding one lock from the
-// moment a request is sent until its reply is read, so the backend runs
-// one command at a time.
+// connections to its own connection to backend. For a write command it
+// holds one lock from the moment the request is sent until its reply is
+// read, so the backend runs one write at a time; other commands pass
+// freely (a read sees a document before or after a write, and a monitor's
+// hello may wait for seconds by design).
 func proxy(ln net.Listener, backend string) error {
 	var one sync.Mutex
 	for {
@@ -71,13 +73,18 @@ func relay(c, b net.Conn, one *sync.Mutex) {
 		}
 		noReply := binary.LittleEndian.Uint32(req[12:16]) == opMsg && len(req) >= 20 &&
 			binary.LittleEndian.Uint32(req[16:20])&moreToCome != 0
-		one.Lock()
+		write := writes[commandName(req)]
+		if write {
+			one.Lock()
+		}
 		_, err = b.Write(req)
 		var rep []byte
 		if err == nil && !noReply {
 			rep, err = readMessage(b)
 		}
-		one.Unlock()
+		if write {
+			one.Unlock()
+		}
 		if err != nil {
 			return
 		}
@@ -87,6 +94,46 @@ func relay(c, b net.Conn, one *sync.Mutex) {
 			}
 		}
 	}
+}
+
+// writes are the commands that change documents.
+var writes = map[string]bool{"insert": true, "update": true, "delete": true, "findAndModify": true, "findandmodify": true}
+
+// commandName returns the name of an OP_MSG's command: the first key of
+// its body section (kind 0). Other messages and odd ones give "".
+func commandName(msg []byte) string {
+	if len(msg) < 21 || binary.LittleEndian.Uint32(msg[12:16]) != opMsg {
+		return ""
+	}
+	p := msg[20:]
+	for len(p) > 0 {
+		kind := p[0]
+		p = p[1:]
+		if len(p) < 4 {
+			return ""
+		}
+		n := int(binary.LittleEndian.Uint32(p[:4]))
+		if n < 5 || n > len(p) {
+			return ""
+		}
+		if kind == 0 {
+			// A BSON document: int32 length, then elements of a type
+			// byte, a NUL-terminated key and a value.
+			doc := p[4:n]
+			if len(doc) < 2 {
+				return ""
+			}
+			key := doc[1:]
+			for i, c := range key {
+				if c == 0 {
+					return string(key[:i])
+				}
+			}
+			return ""
+		}
+		p = p[n:] // a document sequence: int32 size counts itself
+	}
+	return ""
 }
 
 // readMessage reads one wire protocol message: a little-endian int32
