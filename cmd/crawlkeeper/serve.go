@@ -117,6 +117,10 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	if err := env.extendServer(ctx, srv, logger); err != nil {
 		return err
 	}
+	// Passes started by hand (API, dashboard) and scheduled ones run under
+	// the one archiver lease that every process sharing the store takes.
+	runner := env.archiveRunner(srv.Archiver, opts)
+	srv.RunArchive = runner.runByHand
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -145,7 +149,7 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	done := make(chan struct{})
-	loops := env.backgroundLoops(srv, logger, opts)
+	loops := env.backgroundLoops(srv, runner, logger, opts)
 	// Warn at start, not at a source's first delivery, when the store's
 	// keys were built under other key rules.
 	loops = append(loops, func(ctx context.Context) error {
@@ -194,14 +198,15 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 // show.
 func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) http.Handler {
 	o := dashboard.Options{
-		Config:   e.a.cfg,
-		Store:    e.store,
-		Monitor:  e.mon,
-		Archiver: srv.Archiver,
-		Metrics:  srv.Metrics,
-		Auth:     srv,
-		Now:      e.a.now,
-		Logger:   logger.With("part", "dashboard"),
+		Config:     e.a.cfg,
+		Store:      e.store,
+		Monitor:    e.mon,
+		Archiver:   srv.Archiver,
+		RunArchive: srv.RunArchive,
+		Metrics:    srv.Metrics,
+		Auth:       srv,
+		Now:        e.a.now,
+		Logger:     logger.With("part", "dashboard"),
 	}
 	if e.mon == nil {
 		if _, err := e.monitor(ctx); err != nil {
@@ -224,27 +229,12 @@ func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.L
 }
 
 // backgroundLoops returns the periodic work of a serve process.
-func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
-	every := opts.archiveEvery
-	if every == 0 {
-		every = e.a.cfg.Archive.Every.D()
-	}
-	if every == 0 {
-		every = time.Hour
-	}
+func (e *env) backgroundLoops(srv *httpapi.Server, runner *archiveRunner, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
 	var loops []func(context.Context) error
-	if every > 0 {
-		owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
-		ttl := e.a.cfg.Archive.Lease.D()
-		if ttl <= 0 {
-			ttl = every + time.Minute
-		}
-		// The lease runs on the wall clock (LeaseHolder's default), not on
-		// --now: other processes read it on theirs.
-		holder := &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl}
+	if every := archiveEvery(e.a.cfg, opts); every > 0 {
 		loops = append(loops, func(ctx context.Context) error {
 			return tick(ctx, every, func(ctx context.Context) {
-				archiveTick(ctx, holder, srv.Archiver, srv.Metrics, logger, e.a.now)
+				archiveTick(ctx, runner, srv.Metrics, logger, e.a.now)
 			})
 		})
 	}
