@@ -21,6 +21,8 @@ import (
 type sourceRow struct {
 	Name string
 	*crawlkeeper.SourceStats
+	// Alerts names the rules firing on the source.
+	Alerts []string
 }
 
 type overviewData struct {
@@ -45,8 +47,9 @@ func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 		return err
 	}
 	data := overviewData{Stats: st}
+	firing := badges(v.Alerts)
 	for name, s := range st.Sources {
-		data.Sources = append(data.Sources, sourceRow{name, s})
+		data.Sources = append(data.Sources, sourceRow{name, s, firing.Sources[name]})
 	}
 	sort.Slice(data.Sources, func(i, j int) bool { return data.Sources[i].Name < data.Sources[j].Name })
 	if m := d.o.Metrics; m != nil {
@@ -89,6 +92,8 @@ func (d *dash) monitorMissing(w http.ResponseWriter, v *view, name, title string
 type roundRow struct {
 	crawlkeeper.RoundSummary
 	URL template.URL
+	// Alerts names the rules firing on the round.
+	Alerts []string
 }
 
 type roundsData struct {
@@ -105,9 +110,10 @@ func (d *dash) rounds(w http.ResponseWriter, r *http.Request, v *view) error {
 		return err
 	}
 	data := roundsData{}
+	firing := badges(v.Alerts)
 	// Newest first: the running round is the one people look for.
 	for i := len(rs) - 1; i >= 0; i-- {
-		data.Rounds = append(data.Rounds, roundRow{rs[i], template.URL("/rounds/" + pathEscape(rs[i].Round))})
+		data.Rounds = append(data.Rounds, roundRow{rs[i], template.URL("/rounds/" + pathEscape(rs[i].Round)), firing.Rounds[rs[i].Round]})
 	}
 	v.Title, v.Nav, v.Data = "Rounds", "rounds", data
 	d.render(w, "rounds", v)
