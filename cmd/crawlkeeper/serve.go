@@ -30,6 +30,9 @@ type serveOptions struct {
 	clock func() time.Time
 	// ready, when set, receives the listening address.
 	ready func(addr string)
+	// prepare, when set, runs once the server is wired and before it
+	// listens (the demo's simulated past).
+	prepare func(ctx context.Context, srv *httpapi.Server, env *env) error
 	// simulate, when set, runs next to the server with its wiring (the
 	// demo's simulated crawl).
 	simulate func(ctx context.Context, srv *httpapi.Server, env *env) error
@@ -118,6 +121,11 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 		return err
 	}
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
+	if opts.prepare != nil {
+		if err := opts.prepare(ctx, srv, env); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
