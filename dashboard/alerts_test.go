@@ -1,12 +1,15 @@
 package dashboard_test
 
 import (
+	"encoding/json"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/dashboard"
 )
 
 // alertRules fire on the seeded story: round r1 keeps three targets
@@ -110,4 +113,41 @@ func mustGet(t *testing.T, e *env, path string) (int, string) {
 		t.Fatalf("%s: %d %s", path, code, body)
 	}
 	return code, body
+}
+
+// TestOverviewCharts: the overview draws items per hour from the ingest
+// history, records archived per day from the archive journal, and the
+// pipeline's freshness, each as a small chart in its card.
+func TestOverviewCharts(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.seed()
+	_, body := mustGet(t, e, "/")
+	charts := map[string]dashboard.Chart{}
+	for _, m := range regexp.MustCompile(`id="(chart-[a-z]+)" data-height="110" data-chart="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		var c dashboard.Chart
+		if err := json.Unmarshal([]byte(html.UnescapeString(m[2])), &c); err != nil {
+			t.Fatalf("%s: %v", m[1], err)
+		}
+		charts[m[1]] = c
+	}
+	sum := func(c dashboard.Chart) float64 {
+		n := 0.0
+		for _, v := range c.Series[0].Values {
+			if v != nil {
+				n += *v
+			}
+		}
+		return n
+	}
+	// seed ingests 13 items, then 3 a day later and 1 a day after that,
+	// and archives one record: the last 48 hours hold the 4 latest.
+	if c, ok := charts["chart-ingest"]; !ok || len(c.X) != 48 || sum(c) != 4 {
+		t.Errorf("ingest chart: %v, %d hours, %v items", ok, len(c.X), sum(c))
+	}
+	if c, ok := charts["chart-moves"]; !ok || len(c.X) != 8 || sum(c) != 1 {
+		t.Errorf("moves chart: %v, %d days, %v moved", ok, len(c.X), sum(c))
+	}
+	if c, ok := charts["chart-freshness"]; !ok || len(c.Labels) != 3 {
+		t.Errorf("freshness chart %+v", c)
+	}
 }

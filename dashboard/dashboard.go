@@ -86,6 +86,9 @@ type Options struct {
 	// Metrics give the ingest rate and the duplicates avoided since the
 	// process started.
 	Metrics *metrics.Metrics
+	// IngestHistory, when set, draws the overview's items per hour; its
+	// Observe must be one of the ingester's AfterCommit hooks.
+	IngestHistory *IngestHistory
 	// Auth checks tokens. Nil leaves every page and action open, like a
 	// server without tokens.
 	Auth Authorizer

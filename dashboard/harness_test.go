@@ -109,6 +109,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		st.Close()
 	})
+	hist := dashboard.NewIngestHistory(e.now)
+	g.AfterCommit = append(g.AfterCommit, hist.Observe)
 	e.eng = &pipeline.Engine{Store: st, Processors: []crawlkeeper.Processor{processors.Noop{}}, Clock: appClock{e}, Workers: 2}
 	arch := &crawlkeeper.Archiver{Store: st, Config: cfg, Now: e.now}
 	m := metrics.New()
@@ -136,6 +138,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 			return pipeline.ReadStatus(ctx, st, e.eng.Chain(), e.eng.Period, e.now())
 		},
 		RetryDeadLetters: e.retry,
+		IngestHistory:    hist,
 		Archiver:         arch,
 		Metrics:          m,
 		Auth:             e.api,

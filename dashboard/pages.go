@@ -38,7 +38,18 @@ type overviewData struct {
 	Pipeline  *pipeline.Status
 	// PipelineNote says why Pipeline is nil.
 	PipelineNote string
+	// Small charts next to the numbers: items ingested per hour (nil
+	// without an ingest history), records archived per day, freshness.
+	IngestChart    *Chart
+	MovesChart     Chart
+	FreshnessChart *Chart
 }
+
+// Overview charts' spans.
+const (
+	overviewHours = 48
+	overviewDays  = 8
+)
 
 func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 	ctx := r.Context()
@@ -60,6 +71,19 @@ func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 		data.Rate, data.RateOver = d.rate.observe(v.Now, data.Accepted)
 	}
 	data.Pipeline, data.PipelineNote = d.pipelineStatus(r)
+	if h := d.o.IngestHistory; h != nil {
+		c := h.Chart(v.Now, overviewHours)
+		data.IngestChart = &c
+	}
+	runs, err := d.o.Store.Journal(ctx, crawlkeeper.JournalArchiveRun, archiveRunsShown)
+	if err != nil {
+		return err
+	}
+	data.MovesChart = MovesPerDayChart(runs, v.Now, overviewDays)
+	if data.Pipeline != nil {
+		c := FreshnessChart(data.Pipeline)
+		data.FreshnessChart = &c
+	}
 	v.Title, v.Nav, v.Data = "Overview", "overview", data
 	d.render(w, "overview", v)
 	return nil

@@ -201,15 +201,20 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 // Without a monitor, opening it again gives the reason the rounds pages
 // show.
 func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) http.Handler {
+	// The overview's items-per-hour chart counts what this process's
+	// ingester commits.
+	history := dashboard.NewIngestHistory(e.a.now)
+	srv.Ingester.AfterCommit = append(srv.Ingester.AfterCommit, history.Observe)
 	o := dashboard.Options{
-		Config:   e.a.cfg,
-		Store:    e.store,
-		Monitor:  e.mon,
-		Archiver: srv.Archiver,
-		Metrics:  srv.Metrics,
-		Auth:     srv,
-		Now:      e.a.now,
-		Logger:   logger.With("part", "dashboard"),
+		IngestHistory: history,
+		Config:        e.a.cfg,
+		Store:         e.store,
+		Monitor:       e.mon,
+		Archiver:      srv.Archiver,
+		Metrics:       srv.Metrics,
+		Auth:          srv,
+		Now:           e.a.now,
+		Logger:        logger.With("part", "dashboard"),
 	}
 	if e.mon == nil {
 		if _, err := e.monitor(ctx); err != nil {
