@@ -82,6 +82,8 @@ func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 	data.MovesChart = MovesPerDayChart(runs, v.Now, overviewDays)
 	if data.Pipeline != nil {
 		c := FreshnessChart(data.Pipeline)
+		// The card is narrow: short labels, the legend is in its title.
+		c.Labels = []string{"fresh", "due", "never"}
 		data.FreshnessChart = &c
 	}
 	v.Title, v.Nav, v.Data = "Overview", "overview", data
