@@ -124,6 +124,15 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 				demo.Task{Every: time.Hour, Run: func(ctx context.Context, _ time.Time) error {
 					_, err := alertEng.Evaluate(ctx)
 					return err
+				}},
+				// A rescan pass a day, so the pipeline's freshness has a
+				// history too; the live demo goes on with serve's passes.
+				demo.Task{Every: 24 * time.Hour, Run: func(ctx context.Context, _ time.Time) error {
+					if env.eng == nil {
+						return nil
+					}
+					_, err := env.eng.RunPass(ctx)
+					return err
 				}})
 			if err != nil {
 				return fmt.Errorf("demo: simulate the past: %w", err)
