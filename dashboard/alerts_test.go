@@ -70,6 +70,11 @@ func TestAlertsPageBannerAndBadges(t *testing.T) {
 	if !regexp.MustCompile(`data-round="r1"><td><a [^>]*>r1</a> <a class="badge bad alert-badge" href="/alerts" title="alert firing: r1-stalled">`).MatchString(rounds) {
 		t.Errorf("rounds: no badge on r1:\n%s", rounds)
 	}
+	_, r1 := mustGet(t, e, "/rounds/r1")
+	mustContain(t, "round r1", r1, `id="round-alerts">Firing on this round: <a class="badge bad alert-badge" href="/alerts">r1-stalled</a>`)
+	if _, r2 := mustGet(t, e, "/rounds/r2"); strings.Contains(r2, `id="round-alerts"`) {
+		t.Error("round r2: an alert of r1 shown")
+	}
 	if strings.Contains(rounds, `title="alert firing: quiet-source"`) {
 		t.Error("rounds: a source's alert as a round badge")
 	}

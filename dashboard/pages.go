@@ -166,6 +166,8 @@ type roundData struct {
 	Side     string
 	DiffNext template.URL
 	DiffURLs map[string]template.URL
+	// Alerts names the rules firing on the round.
+	Alerts []string
 }
 
 func (d *dash) round(w http.ResponseWriter, r *http.Request, v *view) error {
@@ -183,7 +185,8 @@ func (d *dash) round(w http.ResponseWriter, r *http.Request, v *view) error {
 	}
 	q := r.URL.Query()
 	base := "/rounds/" + pathEscape(name)
-	data := roundData{Status: st, Chart: ThroughputChart(st.Buckets), Q: strings.TrimSpace(q.Get("q")), Vs: q.Get("vs"), Side: q.Get("side")}
+	data := roundData{Status: st, Chart: ThroughputChart(st.Buckets), Q: strings.TrimSpace(q.Get("q")), Vs: q.Get("vs"), Side: q.Get("side"),
+		Alerts: badges(v.Alerts).Rounds[name]}
 	after := q.Get("after")
 	data.Paged = after != ""
 	data.FirstURL = link(base, "q", data.Q, "vs", data.Vs)
