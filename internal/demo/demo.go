@@ -156,6 +156,20 @@ func New(ingest Ingest, mon crawlkeeper.Monitor, start time.Time, seed uint64) *
 	return s
 }
 
+// Shrink keeps one target in n of each site, for tests that need the
+// simulation's shape more than its volume. Call it before the first Step.
+func (s *Sim) Shrink(n int) {
+	for _, st := range s.sites {
+		var keep []string
+		for i, t := range st.targets {
+			if i%n == 0 {
+				keep = append(keep, t)
+			}
+		}
+		st.targets = keep
+	}
+}
+
 // The incidents repeat every incidentPeriod. Each happens in a window
 // around the anchor (and around the anchor plus or minus whole periods),
 // so a demo anchored at its start shows all of them going on at once,
