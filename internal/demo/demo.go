@@ -176,6 +176,8 @@ func (s *Sim) Shrink(n int) {
 // with earlier occurrences already in the history.
 const incidentPeriod = 48 * time.Hour
 
+// window is a span around the anchor: from is negative (before it), to
+// after from, both within one period.
 type window struct{ from, to time.Duration }
 
 var (
@@ -210,9 +212,9 @@ func (s *Sim) in(w window, t time.Time) (bool, time.Time) {
 		phase += incidentPeriod
 	}
 	switch {
-	case w.from < 0 && w.to > 0 && phase < w.to:
+	case phase < w.to:
 		return true, t.Add(w.to - phase)
-	case w.from < 0 && phase >= incidentPeriod+w.from && phase < incidentPeriod+w.to:
+	case phase >= incidentPeriod+w.from && phase < incidentPeriod+w.to:
 		return true, t.Add(incidentPeriod + w.to - phase)
 	}
 	return false, time.Time{}
