@@ -30,6 +30,9 @@ type serveOptions struct {
 	clock func() time.Time
 	// ready, when set, receives the listening address.
 	ready func(addr string)
+	// prepare, when set, runs once the server is wired and before it
+	// listens (the demo's simulated past).
+	prepare func(ctx context.Context, srv *httpapi.Server, env *env) error
 	// simulate, when set, runs next to the server with its wiring (the
 	// demo's simulated crawl).
 	simulate func(ctx context.Context, srv *httpapi.Server, env *env) error
@@ -122,6 +125,11 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	runner := env.archiveRunner(srv.Archiver, opts)
 	srv.RunArchive = runner.runByHand
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
+	if opts.prepare != nil {
+		if err := opts.prepare(ctx, srv, env); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -197,16 +205,21 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 // Without a monitor, opening it again gives the reason the rounds pages
 // show.
 func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) http.Handler {
+	// The overview's items-per-hour chart counts what this process's
+	// ingester commits.
+	history := dashboard.NewIngestHistory(e.a.now)
+	srv.Ingester.AfterCommit = append(srv.Ingester.AfterCommit, history.Observe)
 	o := dashboard.Options{
-		Config:     e.a.cfg,
-		Store:      e.store,
-		Monitor:    e.mon,
-		Archiver:   srv.Archiver,
-		RunArchive: srv.RunArchive,
-		Metrics:    srv.Metrics,
-		Auth:       srv,
-		Now:        e.a.now,
-		Logger:     logger.With("part", "dashboard"),
+		IngestHistory: history,
+		Config:        e.a.cfg,
+		Store:         e.store,
+		Monitor:       e.mon,
+		Archiver:      srv.Archiver,
+		RunArchive:    srv.RunArchive,
+		Metrics:       srv.Metrics,
+		Auth:          srv,
+		Now:           e.a.now,
+		Logger:        logger.With("part", "dashboard"),
 	}
 	if e.mon == nil {
 		if _, err := e.monitor(ctx); err != nil {
