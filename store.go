@@ -11,8 +11,9 @@ import (
 //
 // Store is the sum of role interfaces, one per kind of user: RecordStore
 // (ingest and reads), ArchiveStore (the archiver), ScanStore (the
-// reprocessing pipeline), StateStore (checkpoints, journal, leases) and
-// SearchStore (full-text search). Code
+// reprocessing pipeline), StateStore (checkpoints, journal, leases),
+// SearchStore (full-text search) and RekeyStore (applying changed key
+// rules to stored records). Code
 // that needs one role takes that interface, so a new backend can be built
 // and tested one role at a time (storetest runs one suite per role).
 //
@@ -26,6 +27,7 @@ type Store interface {
 	ScanStore
 	StateStore
 	SearchStore
+	RekeyStore
 }
 
 // RecordStore is the role that ingests items and reads records back.

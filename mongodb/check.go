@@ -103,6 +103,9 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
 		return nil, err
 	}
+	if err := s.repairRekeys(ctx); err != nil {
+		return nil, err
+	}
 	rep := &crawlkeeper.CheckReport{Violations: []crawlkeeper.Violation{}}
 	perKind := map[string]int{}
 	add := func(kind string, id int64, key string, a, b int64) {
