@@ -115,6 +115,9 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		}
 	}
 	w, res := crawlkeeper.PlanIngest(b, state, ids)
+	if err := s.step("ingest:planned"); err != nil {
+		return nil, err
+	}
 
 	// History goes first: a crash before the record is written leaves
 	// entries at the record's own version, which reads ignore.

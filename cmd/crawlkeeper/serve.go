@@ -239,7 +239,9 @@ func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts ser
 		if ttl <= 0 {
 			ttl = every + time.Minute
 		}
-		holder := &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl, Now: e.a.now}
+		// The lease runs on the wall clock (LeaseHolder's default), not on
+		// --now: other processes read it on theirs.
+		holder := &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl}
 		loops = append(loops, func(ctx context.Context) error {
 			return tick(ctx, every, func(ctx context.Context) {
 				archiveTick(ctx, holder, srv.Archiver, srv.Metrics, logger, e.a.now)
