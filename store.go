@@ -172,6 +172,10 @@ type Stats struct {
 	// payloads before and after compression.
 	ArchiveRawBytes    int64 `json:"archive_raw_bytes"`
 	ArchiveStoredBytes int64 `json:"archive_stored_bytes"`
+	// Deliveries and DuplicateDeliveries add up the sources' counters
+	// (SourceStats), including sources whose records are all gone.
+	Deliveries          int64 `json:"deliveries"`
+	DuplicateDeliveries int64 `json:"duplicate_deliveries"`
 }
 
 // SourceStats are the counts of one source.
@@ -181,6 +185,13 @@ type SourceStats struct {
 	DateErrors int64 `json:"date_errors"`
 	// ActiveDateErrors counts the active records among DateErrors.
 	ActiveDateErrors int64 `json:"active_date_errors"`
+	// Deliveries counts the items ingested for the source since the
+	// store was created, and DuplicateDeliveries those that went to a
+	// record the store already held (a re-crawl merged into its record
+	// instead of becoming a second one). Both are persistent: the store
+	// adds to them in the ingest's own write (see IngestWrites.Deliveries).
+	Deliveries          int64 `json:"deliveries"`
+	DuplicateDeliveries int64 `json:"duplicate_deliveries"`
 	// ArchivedByReason counts archived records by reason.
 	ArchivedByReason map[ArchiveReason]int64 `json:"archived_by_reason,omitempty"`
 	// MedianLifetimeS is the median of last_updated_at − crawled_at over
@@ -194,6 +205,39 @@ type SourceStats struct {
 	// (`deadline: cannot read "Rolling"`), from its most recently updated
 	// active records. SampleDateErrors fills them; stores do not.
 	DateErrorSamples []string `json:"date_error_samples,omitempty"`
+}
+
+// DuplicateRate returns the share of deliveries that went to an existing
+// record, from 0 to 1 (0 without deliveries).
+func (s *SourceStats) DuplicateRate() float64 {
+	return duplicateRate(s.Deliveries, s.DuplicateDeliveries)
+}
+
+// DuplicateRate returns the share of all deliveries that went to an
+// existing record, from 0 to 1 (0 without deliveries).
+func (s *Stats) DuplicateRate() float64 {
+	return duplicateRate(s.Deliveries, s.DuplicateDeliveries)
+}
+
+func duplicateRate(deliveries, duplicates int64) float64 {
+	if deliveries == 0 {
+		return 0
+	}
+	return float64(duplicates) / float64(deliveries)
+}
+
+// AddDeliveries sets the delivery counters of the sources in counts (a
+// store's counter rows added up per source) and their totals. Only
+// sources with records get an entry in Sources.
+func (s *Stats) AddDeliveries(counts []DeliveryCount) {
+	for _, c := range counts {
+		s.Deliveries += c.Deliveries
+		s.DuplicateDeliveries += c.Duplicates
+		if ss := s.Sources[c.Source]; ss != nil {
+			ss.Deliveries += c.Deliveries
+			ss.DuplicateDeliveries += c.Duplicates
+		}
+	}
 }
 
 // Merge adds the per-source analytics of ArchiveStore.ArchiveStats.

@@ -91,6 +91,21 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	if st.History, err = s.history.CountDocuments(ctx, bson.D{}); err != nil {
 		return nil, s.wrap("stats", err)
 	}
+	cur, err := s.deliveries.Find(ctx, bson.D{})
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	var counts []struct {
+		Source     string `bson:"_id"`
+		Deliveries int64  `bson:"deliveries"`
+		Duplicates int64  `bson:"duplicates"`
+	}
+	if err := cur.All(ctx, &counts); err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	for _, c := range counts {
+		st.AddDeliveries([]crawlkeeper.DeliveryCount{{Source: c.Source, Deliveries: c.Deliveries, Duplicates: c.Duplicates}})
+	}
 	return st, nil
 }
 

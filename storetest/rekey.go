@@ -411,3 +411,36 @@ func testRekeyConditions(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	}
 	e.MustCheck()
 }
+
+// testDeliveries checks the persistent delivery counters: every item
+// delivered counts, and every item that did not insert a record (a
+// re-crawl, or a repeat within its batch) counts as a duplicate.
+func testDeliveries(t *testing.T, open RecordOpener) {
+	e := NewEnv(t, open)
+	ctx := context.Background()
+	st, err := e.Store.Stats(ctx)
+	ok(t, err)
+	if st.Deliveries != 0 || st.DuplicateDeliveries != 0 || st.DuplicateRate() != 0 {
+		t.Fatalf("an empty store has deliveries: %+v", st)
+	}
+	a1 := `{"_source":"a","title":"One","url":"https://d.example/1"}`
+	a2 := `{"_source":"a","title":"Two","url":"https://d.example/2"}`
+	e.Ingest(a1, a2, a1)
+	e.Now = T0.Add(time.Hour)
+	e.Ingest(`{"_source":"a","title":"ONE","url":"https://d.example/1?utm_source=x"}`, `{"_source":"b","title":"B","url":"https://d.example/b"}`)
+	st, err = e.Store.Stats(ctx)
+	ok(t, err)
+	a, b := st.Sources["a"], st.Sources["b"]
+	if a == nil || b == nil {
+		t.Fatalf("stats sources %v", st.Sources)
+	}
+	if a.Deliveries != 4 || a.DuplicateDeliveries != 2 || b.Deliveries != 1 || b.DuplicateDeliveries != 0 {
+		t.Fatalf("deliveries: a %d (%d duplicates), b %d (%d duplicates); want 4 (2) and 1 (0)", a.Deliveries, a.DuplicateDeliveries, b.Deliveries, b.DuplicateDeliveries)
+	}
+	if st.Deliveries != 5 || st.DuplicateDeliveries != 2 || a.DuplicateRate() != 0.5 || st.DuplicateRate() != 0.4 {
+		t.Fatalf("totals: %d deliveries, %d duplicates, rates %v and %v", st.Deliveries, st.DuplicateDeliveries, a.DuplicateRate(), st.DuplicateRate())
+	}
+	if st.Active != 3 {
+		t.Fatalf("%d records, want 3", st.Active)
+	}
+}

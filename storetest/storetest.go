@@ -79,6 +79,7 @@ func RunRecords(t *testing.T, open RecordOpener) {
 	t.Run("Golden", func(t *testing.T) { testGolden(t, open) })
 	t.Run("Durability", func(t *testing.T) { testDurability(t, open) })
 	t.Run("Keys", func(t *testing.T) { testKeyPairs(t, open) })
+	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
 }
 
 // testDurability checks that the store reports what its acknowledged
