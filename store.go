@@ -176,6 +176,9 @@ type Stats struct {
 	// (SourceStats), including sources whose records are all gone.
 	Deliveries          int64 `json:"deliveries"`
 	DuplicateDeliveries int64 `json:"duplicate_deliveries"`
+	// DuplicateRate is DuplicateDeliveries / Deliveries (0 without
+	// deliveries).
+	DuplicateRate float64 `json:"duplicate_rate"`
 }
 
 // SourceStats are the counts of one source.
@@ -192,6 +195,10 @@ type SourceStats struct {
 	// adds to them in the ingest's own write (see IngestWrites.Deliveries).
 	Deliveries          int64 `json:"deliveries"`
 	DuplicateDeliveries int64 `json:"duplicate_deliveries"`
+	// DuplicateRate is the share of deliveries that went to an existing
+	// record, from 0 to 1: the rate at which crawlers deliver pages
+	// crawlkeeper already holds, all of them merged (0 without deliveries).
+	DuplicateRate float64 `json:"duplicate_rate"`
 	// ArchivedByReason counts archived records by reason.
 	ArchivedByReason map[ArchiveReason]int64 `json:"archived_by_reason,omitempty"`
 	// MedianLifetimeS is the median of last_updated_at − crawled_at over
@@ -207,18 +214,6 @@ type SourceStats struct {
 	DateErrorSamples []string `json:"date_error_samples,omitempty"`
 }
 
-// DuplicateRate returns the share of deliveries that went to an existing
-// record, from 0 to 1 (0 without deliveries).
-func (s *SourceStats) DuplicateRate() float64 {
-	return duplicateRate(s.Deliveries, s.DuplicateDeliveries)
-}
-
-// DuplicateRate returns the share of all deliveries that went to an
-// existing record, from 0 to 1 (0 without deliveries).
-func (s *Stats) DuplicateRate() float64 {
-	return duplicateRate(s.Deliveries, s.DuplicateDeliveries)
-}
-
 func duplicateRate(deliveries, duplicates int64) float64 {
 	if deliveries == 0 {
 		return 0
@@ -226,9 +221,9 @@ func duplicateRate(deliveries, duplicates int64) float64 {
 	return float64(duplicates) / float64(deliveries)
 }
 
-// AddDeliveries sets the delivery counters of the sources in counts (a
-// store's counter rows added up per source) and their totals. Only
-// sources with records get an entry in Sources.
+// AddDeliveries adds the delivery counters of counts (a store's counter
+// rows, any number per source) to the sources and the totals, and sets
+// the duplicate rates. Only sources with records get an entry in Sources.
 func (s *Stats) AddDeliveries(counts []DeliveryCount) {
 	for _, c := range counts {
 		s.Deliveries += c.Deliveries
@@ -237,6 +232,10 @@ func (s *Stats) AddDeliveries(counts []DeliveryCount) {
 			ss.Deliveries += c.Deliveries
 			ss.DuplicateDeliveries += c.Duplicates
 		}
+	}
+	s.DuplicateRate = duplicateRate(s.Deliveries, s.DuplicateDeliveries)
+	for _, ss := range s.Sources {
+		ss.DuplicateRate = duplicateRate(ss.Deliveries, ss.DuplicateDeliveries)
 	}
 }
 

@@ -177,3 +177,21 @@ func TestRekeyKilledAndRerun(t *testing.T) {
 	}
 	t.Logf("survived %d kills", kills)
 }
+
+// TestStatsDeliveries checks that stats shows the persistent delivery
+// counters: across processes (each command is one), per source.
+func TestStatsDeliveries(t *testing.T) {
+	c := newCLI(t)
+	c.ok(`{"title":"A","url":"https://d.example/a"}`+"\n"+`{"title":"B","url":"https://d.example/b"}`, "ingest", "--source", "jobs", "-")
+	c.ok(`{"title":"a","url":"https://d.example/a/?utm_source=x"}`, "ingest", "--source", "jobs", "-")
+	c.ok(`{"title":"B","url":"https://d.example/b"}`+"\n"+`{"title":"C","url":"https://d.example/c"}`, "ingest", "--source", "jobs", "-")
+	st := decodeLines(t, c.ok("", "stats", "--json"))[0]
+	src := st["sources"].(map[string]any)["jobs"].(map[string]any)
+	if src["deliveries"] != float64(5) || src["duplicate_deliveries"] != float64(2) || src["duplicate_rate"] != 0.4 || st["deliveries"] != float64(5) {
+		t.Fatalf("stats: %v", st)
+	}
+	out := c.ok("", "stats")
+	if !strings.Contains(out, "deliveries 5  duplicates merged 2 (40.0%)") || !strings.Contains(out, "DUPLICATES") {
+		t.Fatalf("stats:\n%s", out)
+	}
+}
