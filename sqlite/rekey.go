@@ -35,6 +35,16 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 	w := s.newWriter(ctx, tx)
 	defer w.close()
 	for _, c := range changes {
+		// The unique index of each table stops a key taken twice in one
+		// table; a key is unique across both, so the other is looked at.
+		var holder int64
+		err := tx.QueryRowContext(ctx, `SELECT id FROM `+tableOf(!c.Archived)+` WHERE key = ?`, c.Key).Scan(&holder)
+		if err == nil && holder != c.State.ID {
+			return nil, &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: fmt.Sprintf("key %s is held by record %d; run rekey again", c.Key, holder)}
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("rewrite keys: %w", err)
+		}
 		res, err := w.exec(`UPDATE `+tableOf(c.Archived)+` SET key = ?, key_parts = ? WHERE id = ? AND version = ? AND last_updated_at = ?`,
 			c.Key, keyPartsText(c.KeyParts), c.State.ID, c.State.Version, c.State.LastUpdatedAt.UnixMicro())
 		if err != nil {
