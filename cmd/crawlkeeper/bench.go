@@ -91,6 +91,8 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		var finish func()
 		opts.Progress, finish = progressBars(a.stderr)
 		defer finish()
+	} else {
+		opts.Progress = progressLines(a.stderr)
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -136,6 +138,18 @@ func progressBars(w io.Writer) (func(step string, done, total int), func()) {
 				bar.Finish()
 			}
 		}
+}
+
+// progressLines returns a progress function writing a timed line on w as
+// each step starts, for logs.
+func progressLines(w io.Writer) func(step string, done, total int) {
+	var last string
+	return func(step string, done, total int) {
+		if step != last {
+			fmt.Fprintf(w, "%s %s (%d)\n", time.Now().UTC().Format("15:04:05"), step, total)
+			last = step
+		}
+	}
 }
 
 func printReport(w io.Writer, rep *bench.Report) {

@@ -25,10 +25,20 @@ func newMongoRaw(db *mongo.Database) *mongoRaw {
 }
 
 // mongoBulk is the number of statements of one update command, the
-// store's own (FerretDB slows down sharply on large update commands);
-// inserts go in one InsertMany, which the driver splits as the server
-// needs.
+// store's own (FerretDB slows down sharply on large update commands).
 const mongoBulk = 16
+
+// mongoInserts is the number of documents of one insert command: FerretDB
+// drops the connection on an InsertMany of a thousand generated records.
+const mongoInserts = 100
+
+// insertMany inserts docs unordered, mongoInserts at a time.
+func insertMany(ctx context.Context, c *mongo.Collection, docs []any) error {
+	return batches(docs, mongoInserts, func(part []any) error {
+		_, err := c.InsertMany(ctx, part, options.InsertMany().SetOrdered(false))
+		return err
+	})
+}
 
 // mongoDoc is the store's record document.
 type mongoDoc struct {
@@ -74,7 +84,7 @@ func newMongoDoc(r *crawlkeeper.Record) *mongoDoc {
 	return d
 }
 
-// Insert writes recs with one unordered InsertMany.
+// Insert writes recs with unordered InsertMany commands.
 func (s *mongoRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -83,8 +93,7 @@ func (s *mongoRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) error
 	for i, r := range recs {
 		docs[i] = newMongoDoc(r)
 	}
-	_, err := s.active.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	return err
+	return insertMany(ctx, s.active, docs)
 }
 
 // Touch sets last_updated_at of the documents of keys with one UpdateMany.
@@ -104,7 +113,7 @@ func (s *mongoRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist 
 				{Key: "version", Value: h.Version}, {Key: "item", Value: []byte(h.Item)}, {Key: "content_hash", Value: h.ContentHash},
 				{Key: "valid_from", Value: h.ValidFrom.UnixMicro()}, {Key: "valid_to", Value: h.ValidTo.UnixMicro()}}
 		}
-		if _, err := s.history.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false)); err != nil && !onlyDuplicates(err) {
+		if err := insertMany(ctx, s.history, docs); err != nil && !onlyDuplicates(err) {
 			return err
 		}
 	}
@@ -183,7 +192,7 @@ func (s *mongoRaw) Move(ctx context.Context, ids []int64, now time.Time) error {
 		out[i] = d
 	}
 	if len(out) > 0 {
-		if _, err := s.archive.InsertMany(ctx, out, options.InsertMany().SetOrdered(false)); err != nil {
+		if err := insertMany(ctx, s.archive, out); err != nil {
 			return err
 		}
 	}
@@ -237,8 +246,7 @@ func (s *mongoRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record
 		d.ItemBytes, d.StoredBytes, d.ArchivedAt, d.ArchiveReason = int64(len(r.Item)), int64(len(d.Item)), &us, string(crawlkeeper.ReasonAge)
 		docs[i] = d
 	}
-	_, err := s.archive.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
-	return err
+	return insertMany(ctx, s.archive, docs)
 }
 
 // Search is the query an application would write by hand against the

@@ -33,6 +33,10 @@ func sqliteArgs(r *crawlkeeper.Record, item []byte) []any {
 		r.ProcessedChain, derived, r.SearchText}
 }
 
+// tx runs f in a write transaction. The schema's triggers note changed
+// rows in search_pending; like the store, the transaction applies the
+// notes to the FTS5 tables before it commits, so the baseline pays for the
+// full-text index as crawlkeeper does and leaves it complete.
 func (s *sqliteRaw) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -40,6 +44,20 @@ func (s *sqliteRaw) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	}
 	defer tx.Rollback()
 	if err := f(tx); err != nil {
+		return err
+	}
+	for k, table := range []string{"active", "archive"} {
+		fts := table + "_search"
+		for _, q := range []string{
+			`INSERT INTO ` + fts + ` (` + fts + `, rowid, search_text) SELECT 'delete', id, indexed FROM search_pending WHERE tbl = ? AND indexed IS NOT NULL`,
+			`INSERT INTO ` + fts + ` (rowid, search_text) SELECT t.id, t.search_text FROM search_pending p JOIN ` + table + ` t ON t.id = p.id WHERE p.tbl = ? AND t.search_text IS NOT NULL`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, k); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
 		return err
 	}
 	return tx.Commit()
