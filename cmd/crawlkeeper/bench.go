@@ -27,11 +27,12 @@ func init() {
 var sweepResults = []string{"ingest_new", "archive_select", "query_active", "scan_pass"}
 
 func runBench(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,...] [--only NAME,...] [--cpuprofile FILE] [--json]")
+	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,... [--chart FILE] | --replot DATA] [--only NAME,...] [--cpuprofile FILE] [--json]")
 	scale := fs.Int("scale", 1_000_000, "number of records to generate")
 	only := fs.String("only", "", "comma-separated result `names` to run (default: all)")
 	sweep := fs.String("sweep", "", "comma-separated `sizes`: run "+strings.Join(sweepResults, ", ")+" at each and chart them")
 	chart := fs.String("chart", "docs/bench-sweep.svg", "`file` the sweep chart is written to (.svg or .png)")
+	replot := fs.String("replot", "", "draw --chart from a sweep's saved `data` (.json) instead of running")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (read it with go tool pprof)")
 	pos, err := a.parse(fs, args)
 	if err != nil {
@@ -39,6 +40,9 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	}
 	if len(pos) > 0 {
 		return usagef("bench takes no arguments")
+	}
+	if *replot != "" {
+		return replotSweep(*replot, *chart)
 	}
 	var sizes []int
 	if *sweep != "" {

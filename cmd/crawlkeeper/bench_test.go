@@ -131,4 +131,10 @@ func TestBenchSweepChart(t *testing.T) {
 			t.Errorf("size %d: results %s, want %s", rep.Scale, got, strings.Join(sweepResults, ","))
 		}
 	}
+	// The saved data draws the same chart again, as a PNG too.
+	png := filepath.Join(t.TempDir(), "again.png")
+	c.ok("", "bench", "--replot", strings.TrimSuffix(chart, ".svg")+".json", "--chart", png)
+	if b, err := os.ReadFile(png); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Errorf("replot: %v, %.8q", err, b)
+	}
 }

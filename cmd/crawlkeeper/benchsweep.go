@@ -39,7 +39,34 @@ func runSweep(ctx context.Context, a *app, opts bench.Options, sizes []int, char
 			printReport(a.stdout, rep)
 			fmt.Fprintln(a.stdout)
 		}
+		// The chart is redrawn after every size, so a long sweep that is
+		// stopped keeps the sizes it finished.
+		if err := writeSweep(chart, reps); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stderr, "sweep: chart of %d sizes written to %s\n", len(reps), chart)
 	}
+	if a.json {
+		return a.printJSON(reps)
+	}
+	return nil
+}
+
+// replotSweep draws chart from a sweep's saved data.
+func replotSweep(data, chart string) error {
+	b, err := os.ReadFile(data)
+	if err != nil {
+		return err
+	}
+	var reps []*bench.Report
+	if err := json.Unmarshal(b, &reps); err != nil {
+		return fmt.Errorf("%s: %w", data, err)
+	}
+	return writeSweepChart(chart, reps)
+}
+
+// writeSweep writes the chart of reps and their data (.json next to it).
+func writeSweep(chart string, reps []*bench.Report) error {
 	if err := writeSweepChart(chart, reps); err != nil {
 		return err
 	}
@@ -47,14 +74,7 @@ func runSweep(ctx context.Context, a *app, opts bench.Options, sizes []int, char
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(strings.TrimSuffix(chart, filepath.Ext(chart))+".json", append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stderr, "sweep: chart written to %s\n", chart)
-	if a.json {
-		return a.printJSON(reps)
-	}
-	return nil
+	return os.WriteFile(strings.TrimSuffix(chart, filepath.Ext(chart))+".json", append(data, '\n'), 0o644)
 }
 
 // writeSweepChart draws one panel per measure, value and baseline against
