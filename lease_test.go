@@ -3,6 +3,8 @@ package crawlkeeper_test
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,5 +143,43 @@ func TestLeaseHolderDoesNotRunWithoutTheLease(t *testing.T) {
 	})
 	if held || err == nil || ran {
 		t.Fatalf("held %v, err %v, ran %v: a failing store must surface as an error", held, err, ran)
+	}
+}
+
+// A process names itself host-pid-token, and the host and pid read back
+// from the name (also from the older host-pid form).
+func TestProcessOwner(t *testing.T) {
+	me := crawlkeeper.ProcessOwner()
+	if crawlkeeper.ProcessOwner() != me {
+		t.Fatal("a process names itself differently twice")
+	}
+	host, _ := os.Hostname()
+	if h, pid, ok := crawlkeeper.ParseProcessOwner(me); !ok || h != host || pid != os.Getpid() {
+		t.Fatalf("ParseProcessOwner(%q) = %q %d %v, want %q %d", me, h, pid, ok, host, os.Getpid())
+	}
+	for _, tc := range []struct {
+		owner string
+		host  string
+		pid   int
+		ok    bool
+	}{
+		{"web-1-0a1b2c3d", "web", 1, true},
+		{"pod-7-1-0a1b2c3d", "pod-7", 1, true},
+		{"web-1-4242", "web-1", 4242, true},
+		{"my-host-12-deadbeef", "my-host", 12, true},
+		{"host-42", "host", 42, true},
+		{"nopid", "", 0, false},
+		{"host-x1", "", 0, false},
+		{"host-0", "", 0, false},
+	} {
+		h, pid, ok := crawlkeeper.ParseProcessOwner(tc.owner)
+		if h != tc.host || pid != tc.pid || ok != tc.ok {
+			t.Errorf("ParseProcessOwner(%q) = %q %d %v, want %q %d %v", tc.owner, h, pid, ok, tc.host, tc.pid, tc.ok)
+		}
+	}
+	// The token after host and pid is what keeps two processes of one
+	// hostname and pid apart: eight hex digits drawn per process.
+	if tok := me[strings.LastIndexByte(me, '-')+1:]; len(tok) != 8 {
+		t.Fatalf("owner %q: want host-pid-token with an 8-digit token", me)
 	}
 }

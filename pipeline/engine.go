@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -210,8 +209,7 @@ func (e *Engine) owner() string {
 	if e.Owner != "" {
 		return e.Owner
 	}
-	h, _ := os.Hostname()
-	return fmt.Sprintf("%s-%d", h, os.Getpid())
+	return crawlkeeper.ProcessOwner()
 }
 
 func (e *Engine) logger() *slog.Logger {

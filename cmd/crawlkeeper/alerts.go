@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -25,7 +24,7 @@ func (e *env) alertEngine(logger *slog.Logger) *alerts.Engine {
 		Config: cfg.Alerts,
 		Now:    e.a.now,
 		Period: cfg.Pipeline.Period.D(),
-		Owner:  fmt.Sprintf("%s-%d", hostname(), os.Getpid()),
+		Owner:  crawlkeeper.ProcessOwner(),
 		Logger: logger,
 	}
 	if e.mon != nil {

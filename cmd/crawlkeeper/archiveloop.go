@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -44,7 +42,7 @@ func (e *env) archiveRunner(arch *crawlkeeper.Archiver, opts serveOptions) *arch
 	if ttl <= 0 {
 		ttl = max(archiveEvery(e.a.cfg, opts), 0) + time.Minute
 	}
-	owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
+	owner := crawlkeeper.ProcessOwner()
 	return &archiveRunner{arch: arch, store: e.store,
 		holder: &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl}}
 }

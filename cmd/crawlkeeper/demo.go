@@ -114,7 +114,7 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 			// The demo's store is its own, so its lease may follow the
 			// simulated clock.
 			quiet := slog.New(slog.DiscardHandler)
-			holder := &crawlkeeper.LeaseHolder{Store: env.store, Name: crawlkeeper.ArchiverLease, Owner: fmt.Sprintf("%s-%d", hostname(), os.Getpid()), TTL: 3 * time.Hour, Now: clock}
+			holder := &crawlkeeper.LeaseHolder{Store: env.store, Name: crawlkeeper.ArchiverLease, Owner: crawlkeeper.ProcessOwner(), TTL: 3 * time.Hour, Now: clock}
 			alertEng := env.alertEngine(quiet)
 			began := time.Now()
 			fmt.Fprintf(a.stdout, "simulating the past %s first, so every page has data at once...\n", crawlkeeper.Duration(*past))

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -41,10 +40,9 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 	if l.clock == nil {
 		l.clock = clock.Real{}
 	}
-	h, _ := os.Hostname()
 	// Lease times are wall-clock times whatever --now says: the lease is
 	// shared with other processes, which read it on their own clocks.
-	holder := &crawlkeeper.LeaseHolder{Store: st, Name: l.name, Owner: fmt.Sprintf("%s-%d", h, os.Getpid()),
+	holder := &crawlkeeper.LeaseHolder{Store: st, Name: l.name, Owner: crawlkeeper.ProcessOwner(),
 		TTL: l.ttl, Now: time.Now, After: l.clock.After}
 	var timeout <-chan time.Time
 	if l.wait > 0 {
@@ -70,7 +68,7 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 					fmt.Fprintf(a.stderr, "took over the %s lease of %s, a process of this machine that no longer runs\n", l.label, owner)
 					continue
 				}
-				who = fmt.Sprintf("%s (host-pid; its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
+				who = fmt.Sprintf("%s (host-pid-token; its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
 			}
 		}
 		if l.wait <= 0 {

@@ -276,14 +276,6 @@ func tick(ctx context.Context, every time.Duration, fn func(ctx context.Context)
 	}
 }
 
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "crawlkeeper"
-	}
-	return h
-}
-
 // isLoopback reports whether addr only accepts connections from this
 // machine.
 func isLoopback(addr string) (bool, error) {
