@@ -103,6 +103,12 @@ type Move struct {
 	Version       int64
 	LastUpdatedAt time.Time
 	Reason        ArchiveReason
+	// EventBefore, when set, is the cutoff of the event rule the record
+	// was selected under: the move applies only while its event_at is
+	// still at or before it. A re-read of the record's dates
+	// (UpdateEvents) changes event_at without a new version, so the
+	// state check alone would not see it.
+	EventBefore *time.Time
 }
 
 // PurgeResult says what a Purge did.

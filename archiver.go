@@ -208,7 +208,11 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 					if opts.DryRun && len(rep.Samples) < samples {
 						rep.Samples = append(rep.Samples, ArchiveSample{ID: d.ID, Reason: reason})
 					}
-					moves = append(moves, Move{ID: d.ID, Version: d.Version, LastUpdatedAt: d.LastUpdatedAt, Reason: reason})
+					m := Move{ID: d.ID, Version: d.Version, LastUpdatedAt: d.LastUpdatedAt, Reason: reason}
+					if rule.rule == DueByEvent {
+						m.EventBefore = &rule.cutoff
+					}
+					moves = append(moves, m)
 					if len(moves) >= batch {
 						if err := flush(); err != nil {
 							return rep, err

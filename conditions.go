@@ -51,11 +51,33 @@ func RecordLookup(recs map[int64]*Record) Lookup {
 	}
 }
 
+// EventLookup reports the stored event_at of the active record with id
+// (nil when it has none).
+type EventLookup func(id int64) *time.Time
+
+// RecordEvents returns an EventLookup over records loaded by id.
+func RecordEvents(recs map[int64]*Record) EventLookup {
+	return func(id int64) *time.Time {
+		if r := recs[id]; r != nil {
+			return r.EventAt
+		}
+		return nil
+	}
+}
+
+// EventStillDue reports whether a record whose event_at is eventAt is
+// still due under m's event rule (always, for a move of another rule).
+func (m Move) EventStillDue(eventAt *time.Time) bool {
+	return m.EventBefore == nil || eventAt != nil && !Truncate(*eventAt).After(Truncate(*m.EventBefore))
+}
+
 // PlanMoves returns the moves that still apply, in their order: the record
 // is active (current looks in the active set) in the state it was selected
-// in. A move listed twice applies once. The others were archived, deleted,
-// re-crawled or changed since selection and wait for the next pass.
-func PlanMoves(moves []Move, current Lookup) []Move {
+// in, and, for a move of the event rule, its event_at (events) is still
+// due. A move listed twice applies once. The others were archived,
+// deleted, re-crawled, changed or re-dated since selection and wait for
+// the next pass.
+func PlanMoves(moves []Move, current Lookup, events EventLookup) []Move {
 	out := make([]Move, 0, len(moves))
 	seen := make(map[int64]bool, len(moves))
 	for _, m := range moves {
@@ -63,7 +85,7 @@ func PlanMoves(moves []Move, current Lookup) []Move {
 			continue
 		}
 		v, at, ok := current(m.ID)
-		if !ok || !m.State().Holds(v, at) {
+		if !ok || !m.State().Holds(v, at) || !m.EventStillDue(events(m.ID)) {
 			continue
 		}
 		seen[m.ID] = true

@@ -175,7 +175,12 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	}
 	reason := map[int64]crawlkeeper.ArchiveReason{}
 	var cand []int64
-	for _, m := range crawlkeeper.PlanMoves(moves, docLookup(cur)) {
+	for _, m := range crawlkeeper.PlanMoves(moves, docLookup(cur), func(id int64) *time.Time {
+		if d := cur[id]; d != nil {
+			return sqlstore.Time(d.EventAt)
+		}
+		return nil
+	}) {
 		reason[m.ID] = m.Reason
 		cand = append(cand, m.ID)
 	}

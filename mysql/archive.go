@@ -154,7 +154,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 		}
 		var recs []*crawlkeeper.Record
 		var reasons []crawlkeeper.ArchiveReason
-		for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur)) {
+		for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur), crawlkeeper.RecordEvents(cur)) {
 			recs = append(recs, cur[m.ID])
 			reasons = append(reasons, m.Reason)
 			moved = append(moved, m.ID)

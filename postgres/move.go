@@ -11,7 +11,8 @@ import (
 // active the records still in the state they were selected in and inserts
 // the deleted rows into the archive, so no payload travels to the client.
 // The state check is crawlkeeper.RecordState.Holds (version and
-// last_updated_at, both integers here), evaluated by the DELETE's WHERE,
+// last_updated_at, both integers here) and, for the event rule,
+// crawlkeeper.Move.EventStillDue, evaluated by the DELETE's WHERE,
 // which PostgreSQL re-evaluates on the newest row version when another
 // transaction changed the row meanwhile. Of a record listed twice, the
 // first listing whose state holds applies, as in crawlkeeper.PlanMoves.
@@ -23,16 +24,19 @@ import (
 // frames, and rows archived now read back alike on every path (records,
 // export, restore, revival).
 
-// moveSQL moves the records of $1..$4 (id, version, last_updated_at,
-// reason) whose keys are among $5, archived at $6, and returns their ids.
+// moveSQL moves the records of $1..$4 and $7 (id, version,
+// last_updated_at, reason, event cutoff or NULL) whose keys are among $5,
+// archived at $6, and returns their ids. A move of the event rule also
+// checks that the record's event_at is still at or before the cutoff
+// (crawlkeeper.Move.EventStillDue).
 const moveSQL = `WITH u AS (
-		SELECT DISTINCT ON (u.id) u.id, u.version, u.updated, u.reason
-		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) WITH ORDINALITY AS u(id, version, updated, reason, ord)
-		JOIN active x ON x.id = u.id AND x.version = u.version AND x.last_updated_at = u.updated
+		SELECT DISTINCT ON (u.id) u.id, u.version, u.updated, u.reason, u.ecut
+		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $7::bigint[]) WITH ORDINALITY AS u(id, version, updated, reason, ecut, ord)
+		JOIN active x ON x.id = u.id AND x.version = u.version AND x.last_updated_at = u.updated AND (u.ecut IS NULL OR x.event_at <= u.ecut)
 		ORDER BY u.id, u.ord),
 	m AS (
 		DELETE FROM active a USING u
-		WHERE a.id = u.id AND a.version = u.version AND a.last_updated_at = u.updated AND a.key = ANY($5::text[])
+		WHERE a.id = u.id AND a.version = u.version AND a.last_updated_at = u.updated AND (u.ecut IS NULL OR a.event_at <= u.ecut) AND a.key = ANY($5::text[])
 		RETURNING a.*, u.reason)
 	INSERT INTO archive (` + recordCols + `, item_bytes, archived_at, archive_reason)
 	SELECT ` + recordCols + `, length(item), $6, reason FROM m
@@ -57,14 +61,19 @@ func lockKeys(ctx context.Context, tx pgx.Tx, table string, ids []int64) ([]stri
 func move(ctx context.Context, tx pgx.Tx, moves []crawlkeeper.Move, at int64) ([]int64, error) {
 	n := len(moves)
 	ids, versions, updated, reasons := make([]int64, n), make([]int64, n), make([]int64, n), make([]string, n)
+	ecuts := make([]*int64, n)
 	for i, m := range moves {
 		ids[i], versions[i], updated[i], reasons[i] = m.ID, m.Version, m.LastUpdatedAt.UnixMicro(), string(m.Reason)
+		if m.EventBefore != nil {
+			c := crawlkeeper.Truncate(*m.EventBefore).UnixMicro()
+			ecuts[i] = &c
+		}
 	}
 	keys, err := lockKeys(ctx, tx, "active", ids)
 	if err != nil || len(keys) == 0 {
 		return []int64{}, err
 	}
-	rows, err := tx.Query(ctx, moveSQL, ids, versions, updated, reasons, keys, at)
+	rows, err := tx.Query(ctx, moveSQL, ids, versions, updated, reasons, keys, at, ecuts)
 	if err != nil {
 		return nil, err
 	}

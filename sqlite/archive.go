@@ -139,7 +139,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 	w := s.newWriter(ctx, tx)
 	defer w.close()
 	at := crawlkeeper.Truncate(now)
-	for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur)) {
+	for _, m := range crawlkeeper.PlanMoves(moves, crawlkeeper.RecordLookup(cur), crawlkeeper.RecordEvents(cur)) {
 		if err := w.insertArchive(cur[m.ID], at, m.Reason); err != nil {
 			return nil, fmt.Errorf("archive %d: %w", m.ID, err)
 		}

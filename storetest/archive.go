@@ -242,6 +242,39 @@ func testArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
 		}
 	})
 
+	t.Run("MoveRechecksEvent", func(t *testing.T) {
+		// Records 3 and 8 have deadlines on days 4 and 9 and are selected
+		// by the event rule; then record 3's dates are read again and its
+		// deadline moves to day 30, with no new version. Its move must not
+		// apply: it is no longer due.
+		e := NewEnv(t, open)
+		ids := seed(e)
+		cutoff := T0.Add(10 * day)
+		due, err := e.Store.SelectDue(ctx, crawlkeeper.DueQuery{Rule: crawlkeeper.DueByEvent, Cutoff: cutoff, Limit: 10})
+		if err != nil || len(due) != 2 {
+			t.Fatalf("due = %v, %v", due, err)
+		}
+		later := T0.Add(30 * day)
+		if n, err := e.Store.UpdateEvents(ctx, []crawlkeeper.EventUpdate{{ID: ids[3], Version: 1, EventAt: &later}}); err != nil || n != 1 {
+			t.Fatalf("update events: %d %v", n, err)
+		}
+		var moves []crawlkeeper.Move
+		for _, d := range due {
+			moves = append(moves, crawlkeeper.Move{ID: d.ID, Version: d.Version, LastUpdatedAt: d.LastUpdatedAt, Reason: crawlkeeper.ReasonEvent, EventBefore: &cutoff})
+		}
+		moved, err := e.Store.Archive(ctx, moves, T0.Add(11*day))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(moved) != fmt.Sprint([]int64{ids[8]}) {
+			t.Fatalf("moved %v, want only %d (record %d was re-dated after selection)", moved, ids[8], ids[3])
+		}
+		if r := e.MustGet(ids[3]); r.Archived() {
+			t.Fatalf("re-dated record archived: %+v", r)
+		}
+		e.MustCheck()
+	})
+
 	t.Run("Purge", func(t *testing.T) {
 		e := NewEnv(t, open)
 		res := e.Ingest(`{"title":"p","url":"https://p.test/1","_source":"a"}`, `{"title":"p","url":"https://p.test/2","_source":"b"}`, `{"title":"p","url":"https://p.test/3","_source":"a"}`)
