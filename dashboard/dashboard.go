@@ -83,6 +83,9 @@ type Options struct {
 	RetryDeadLetters func(ctx context.Context, ids []int64) (*RetryResult, error)
 	// Archiver runs the dry-run preview and the forced pass (admin).
 	Archiver *crawlkeeper.Archiver
+	// RunArchive, when set, runs the forced pass instead of Archiver.Run:
+	// serve runs it under the archiver lease.
+	RunArchive func(ctx context.Context, opts crawlkeeper.ArchiveOptions) (*crawlkeeper.ArchiveReport, error)
 	// Metrics give the ingest rate and the duplicates avoided since the
 	// process started.
 	Metrics *metrics.Metrics

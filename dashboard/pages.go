@@ -421,7 +421,11 @@ func (d *dash) archiveRun(w http.ResponseWriter, r *http.Request, v *view, opts 
 		return crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no archiver in this process")
 	}
 	opts.Source = strings.TrimSpace(r.PostFormValue("source"))
-	rep, err := d.o.Archiver.Run(r.Context(), opts)
+	run := d.o.Archiver.Run
+	if d.o.RunArchive != nil {
+		run = d.o.RunArchive
+	}
+	rep, err := run(r.Context(), opts)
 	if err != nil {
 		return err
 	}

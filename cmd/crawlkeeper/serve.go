@@ -32,7 +32,7 @@ type serveOptions struct {
 	ready func(addr string)
 	// prepare, when set, runs once the server is wired and before it
 	// listens (the demo's simulated past).
-	prepare func(ctx context.Context, srv *httpapi.Server, env *env) error
+	prepare func(ctx context.Context, srv *httpapi.Server, env *env, archive *archiveRunner) error
 	// simulate, when set, runs next to the server with its wiring (the
 	// demo's simulated crawl).
 	simulate func(ctx context.Context, srv *httpapi.Server, env *env) error
@@ -120,9 +120,13 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	if err := env.extendServer(ctx, srv, logger); err != nil {
 		return err
 	}
+	// Passes started by hand (API, dashboard) and scheduled ones run under
+	// the one archiver lease that every process sharing the store takes.
+	runner := env.archiveRunner(srv.Archiver, opts)
+	srv.RunArchive = runner.runByHand
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
 	if opts.prepare != nil {
-		if err := opts.prepare(ctx, srv, env); err != nil {
+		if err := opts.prepare(ctx, srv, env, runner); err != nil {
 			return err
 		}
 	}
@@ -153,7 +157,7 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	done := make(chan struct{})
-	loops := env.backgroundLoops(srv, logger, opts)
+	loops := env.backgroundLoops(srv, runner, logger, opts)
 	// Warn at start, not at a source's first delivery, when the store's
 	// keys were built under other key rules.
 	loops = append(loops, func(ctx context.Context) error {
@@ -211,6 +215,7 @@ func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.L
 		Store:         e.store,
 		Monitor:       e.mon,
 		Archiver:      srv.Archiver,
+		RunArchive:    srv.RunArchive,
 		Metrics:       srv.Metrics,
 		Auth:          srv,
 		Now:           e.a.now,
@@ -237,25 +242,12 @@ func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.L
 }
 
 // backgroundLoops returns the periodic work of a serve process.
-func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
-	every := opts.archiveEvery
-	if every == 0 {
-		every = e.a.cfg.Archive.Every.D()
-	}
-	if every == 0 {
-		every = time.Hour
-	}
+func (e *env) backgroundLoops(srv *httpapi.Server, runner *archiveRunner, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
 	var loops []func(context.Context) error
-	if every > 0 {
-		owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
-		ttl := e.a.cfg.Archive.Lease.D()
-		if ttl <= 0 {
-			ttl = every + time.Minute
-		}
-		holder := &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl, Now: e.a.now}
+	if every := archiveEvery(e.a.cfg, opts); every > 0 {
 		loops = append(loops, func(ctx context.Context) error {
 			return tick(ctx, every, func(ctx context.Context) {
-				archiveTick(ctx, holder, srv.Archiver, srv.Metrics, logger, e.a.now)
+				archiveTick(ctx, runner, srv.Metrics, logger, e.a.now)
 			})
 		})
 	}
