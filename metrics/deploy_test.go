@@ -26,6 +26,9 @@ func exported(t *testing.T) map[string]map[string]bool {
 	labels := regexp.MustCompile(`variableLabels: \{([^}]*)\}|variableLabels: \[([^\]]*)\]`)
 	v := reflect.ValueOf(m).Elem()
 	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
 		c, ok := v.Field(i).Interface().(prometheus.Collector)
 		if !ok || v.Type().Field(i).Name == "Registry" {
 			continue

@@ -100,7 +100,9 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 				for i := range metas {
 					metas[i] = meta
 				}
-				_, err := srv.Ingester.IngestItems(ctx, items, metas)
+				// Through the server, so the simulated crawl is counted
+				// on /metrics and the overview like one through the API.
+				_, err := srv.IngestItems(ctx, items, metas)
 				return err
 			}
 			sim = demo.New(ingest, env.mon, present.Add(-*past), *seed)
