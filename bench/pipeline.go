@@ -32,15 +32,15 @@ func loadRaw(ctx context.Context, opts *Options, raw Raw, n int) error {
 			return err
 		}
 		for i := 0; i < len(recs); i += crawlkeeper.DefaultBatchSize {
-			if err := raw.RawUpsert(ctx, recs[i:min(i+crawlkeeper.DefaultBatchSize, len(recs))]); err != nil {
+			if err := raw.Insert(ctx, recs[i:min(i+crawlkeeper.DefaultBatchSize, len(recs))]); err != nil {
 				return err
 			}
 		}
 	}
-	if err := raw.RawSyncIDs(ctx); err != nil {
+	if err := raw.SyncIDs(ctx); err != nil {
 		return err
 	}
-	return raw.RawAnalyze(ctx)
+	return raw.Analyze(ctx)
 }
 
 func runPipeline(ctx context.Context, env *Env) ([]Result, error) {
@@ -52,9 +52,9 @@ func runPipeline(ctx context.Context, env *Env) ([]Result, error) {
 			return nil, err
 		}
 		defer closeSt()
-		raw, ok := st.(Raw)
-		if !ok {
-			return nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "this store backend offers no raw baselines for the benchmark")
+		raw, err := opts.raw(st)
+		if err != nil {
+			return nil, err
 		}
 		n := opts.Scale
 		if err := loadRaw(ctx, opts, raw, n); err != nil {
@@ -81,9 +81,7 @@ func runPipeline(ctx context.Context, env *Env) ([]Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			res := ratioResult("scan_pass_changed", "records/s", r.a, r.b, r.n, 0)
-			res.Target, res.Met = "none (measured)", true
-			results = append(results, res)
+			results = append(results, noTarget(ratioResult("scan_pass_changed", "records/s", r.a, r.b, r.n, 0), "every pass writes every record back; the raw keyset read writes nothing"))
 		}
 	}
 	if opts.want("realtime_p99") {
@@ -117,7 +115,7 @@ func timePasses(ctx context.Context, opts *Options, name string, e *pipeline.Eng
 		if err := t.timeB(func() error {
 			after, total := int64(0), 0
 			for {
-				k, last, err := raw.RawKeyset(ctx, after, batch)
+				k, last, err := raw.Keyset(ctx, after, batch)
 				if err != nil {
 					return err
 				}
@@ -161,7 +159,11 @@ func (c *changing) Process(_ context.Context, _ *crawlkeeper.Record, derived map
 // runRealtime ingests batches of new items with the engine's real-time
 // loop running and measures, per record, the time from the batch's commit
 // (taken before the notification is published) to the moment its
-// processed_at is written.
+// processed_at is written. A first phase ingests as fast as it can to
+// find the maximum rate with the loop running; the measured phase ingests
+// at half that rate, each batch started at its scheduled time (never
+// waiting after a late one), so the queue backs up when processing falls
+// behind and nothing in the measured path sleeps.
 func runRealtime(ctx context.Context, opts *Options) (Result, error) {
 	st, closeSt, err := opts.Open(ctx, "realtime")
 	if err != nil {
@@ -178,25 +180,46 @@ func runRealtime(ctx context.Context, opts *Options) (Result, error) {
 	go func() { rt <- e.RunRealtime(ctx) }()
 	committed := map[int64]time.Time{}
 	var mu sync.Mutex
+	measuring := false
 	g := &crawlkeeper.Ingester{Store: st, Config: &crawlkeeper.Config{}, Dates: opts.Dates, Now: func() time.Time { return Now }}
 	g.AfterCommit = append(g.AfterCommit, func(_ context.Context, _ []*crawlkeeper.Prepared, res *crawlkeeper.IngestResult) {
 		now := time.Now()
 		mu.Lock()
-		for _, r := range res.Touched {
-			committed[r.ID] = now
+		if measuring {
+			for _, r := range res.Touched {
+				committed[r.ID] = now
+			}
 		}
 		mu.Unlock()
 	}, crawlkeeper.PublishTouched(q))
 	n := min(max(opts.Scale/20, 2000), 20000)
 	const batch = 100
+	ingest := func(from int) error {
+		_, err := g.Ingest(ctx, bytesReader(NDJSON(from, from+batch, 0)), crawlkeeper.Meta{})
+		return err
+	}
+	start := time.Now()
 	for from := 0; from < n; from += batch {
-		opts.progress("realtime_p99", from, n)
-		if _, err := g.Ingest(ctx, bytesReader(NDJSON(from, min(from+batch, n), 0)), crawlkeeper.Meta{}); err != nil {
+		opts.progress("realtime_p99 (max rate)", from, n)
+		if err := ingest(from); err != nil {
 			return Result{}, err
 		}
-		// Crawlers deliver in bursts, not in one stream: a short gap lets
-		// each burst be processed as it would be in production.
-		time.Sleep(5 * time.Millisecond)
+	}
+	maxRate := rate(n, time.Since(start))
+	mu.Lock()
+	measuring = true
+	mu.Unlock()
+	// One batch every interval is half the maximum rate.
+	interval := time.Duration(float64(time.Second) * batch / (maxRate / 2))
+	start = time.Now()
+	for k, from := 0, n; from < 2*n; k, from = k+1, from+batch {
+		opts.progress("realtime_p99", from-n, n)
+		if wait := time.Until(start.Add(time.Duration(k) * interval)); wait > 0 {
+			time.Sleep(wait) // pacing the producer, outside the measured path
+		}
+		if err := ingest(from); err != nil {
+			return Result{}, err
+		}
 	}
 	q.Close()
 	if err := <-rt; err != nil {
@@ -213,7 +236,8 @@ func runRealtime(ctx context.Context, opts *Options) (Result, error) {
 		lat = append(lat, w.Sub(c))
 	}
 	written.mu.Unlock()
-	r := Result{Name: "realtime_p99", Unit: "ms", Value: percentile(lat, 0.99), N: len(lat), Target: "value <= 1000"}
+	r := Result{Name: "realtime_p99", Unit: "ms", Value: percentile(lat, 0.99), N: len(lat),
+		Target: fmt.Sprintf("value <= 1000 (ingest at %.0f items/s, half the %.0f measured)", maxRate/2, maxRate)}
 	r.Met = r.Value <= 1000
 	return r, nil
 }

@@ -21,20 +21,11 @@ import (
 //     (the store's Search plus snippets), over Scale active records whose
 //     archive holds ten times as many, against the same query written by
 //     hand against the engine's full-text index on the same store
-//     (RawSearcher), alternating query by query. Target: baseline/value
+//     (Raw.Search), alternating query by query. Target: baseline/value
 //     >= 0.8, and at most 50 ms on the embedded store.
 //   - ingest_new_search: ingest of new items with search indexing on,
 //     against the same ingest with the sources' search turned off, in
 //     interleaved chunks. Target: value/baseline >= 0.75.
-
-// RawSearcher is a store's hand-written full-text query for search_p50:
-// the best limit records, whole rows, with every one of words (folded,
-// next to each other in this order when phrase), of source when it is not
-// empty, through the engine's own index and ranking and nothing of
-// crawlkeeper's query language. It returns the rows read.
-type RawSearcher interface {
-	RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error)
-}
 
 // RawSearchQuery is one search_p50 query: folded words that must all
 // appear (next to each other when Phrase), optionally in one source.
@@ -204,9 +195,9 @@ func loadSearchCorpus(ctx context.Context, opts *Options, raw Raw, active, archi
 			j := min(i+crawlkeeper.DefaultBatchSize, len(p.recs))
 			var err error
 			if p.from+i < active {
-				err = raw.RawUpsert(ctx, p.recs[i:j])
+				err = raw.Insert(ctx, p.recs[i:j])
 			} else {
-				err = raw.RawArchiveInsert(ctx, p.recs[i:j], Now)
+				err = raw.ArchiveInsert(ctx, p.recs[i:j], Now)
 			}
 			if err != nil {
 				return err
@@ -216,10 +207,10 @@ func loadSearchCorpus(ctx context.Context, opts *Options, raw Raw, active, archi
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := raw.RawSyncIDs(ctx); err != nil {
+	if err := raw.SyncIDs(ctx); err != nil {
 		return err
 	}
-	return raw.RawAnalyze(ctx)
+	return raw.Analyze(ctx)
 }
 
 func runSearch(ctx context.Context, env *Env) ([]Result, error) {
@@ -254,10 +245,9 @@ func runSearchP50(ctx context.Context, opts *Options) (Result, error) {
 		return Result{}, err
 	}
 	defer closeSt()
-	raw, ok1 := st.(Raw)
-	rs, ok2 := st.(RawSearcher)
-	if !ok1 || !ok2 {
-		return Result{}, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "this store backend offers no raw search baseline for the benchmark")
+	raw, err := opts.raw(st)
+	if err != nil {
+		return Result{}, err
 	}
 	if r, ok := st.(crawlkeeper.SearchIndexReporter); ok && r.SearchWithoutIndex() != "" {
 		return Result{}, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "search_p50: %s", r.SearchWithoutIndex())
@@ -280,7 +270,7 @@ func runSearchP50(ctx context.Context, opts *Options) (Result, error) {
 			}
 			d := time.Since(start)
 			start = time.Now()
-			n, err := rs.RawSearch(ctx, q.Words, q.Phrase, q.Source, q.Limit)
+			n, err := raw.Search(ctx, q.Words, q.Phrase, q.Source, q.Limit)
 			if err != nil {
 				return Result{}, fmt.Errorf("search_p50 baseline %q: %w", q.text(), err)
 			}

@@ -86,7 +86,11 @@ type Store struct {
 	durability crawlkeeper.Durability
 	wc         *writeconcern.WriteConcern
 
-	active, archive, history, moves     *mongo.Collection
+	active, archive, history, moves *mongo.Collection
+	// rekeys holds the intents of key changes and merges (rekey.go).
+	rekeys *mongo.Collection
+	// deliveries holds the per-source delivery counters (ingest.go).
+	deliveries                          *mongo.Collection
 	keys                                *mongo.Collection
 	recordIDs, journalSeq               *mongo.Collection
 	state, journal, leases, deadLetters *mongo.Collection
@@ -160,7 +164,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		client: client, db: db, where: where, durability: durability, wc: co.WriteConcern,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
 		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
-		moves: db.Collection("moves"), keys: db.Collection("keys"), state: db.Collection("state"),
+		moves: db.Collection("moves"), rekeys: db.Collection("rekeys"), deliveries: db.Collection("deliveries"), keys: db.Collection("keys"), state: db.Collection("state"),
 		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
 		monTargets: db.Collection("monitor_targets"), monLog: db.Collection("monitor_log"),
 		monSnaps: db.Collection("monitor_snapshots"), monParts: db.Collection("monitor_parts"),

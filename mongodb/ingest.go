@@ -197,6 +197,9 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			return nil, fmt.Errorf("trim history: %w", err)
 		}
 	}
+	if err := s.countDeliveries(ctx, w.Deliveries); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -214,6 +217,26 @@ func (s *Store) writeHistory(ctx context.Context, hist []*crawlkeeper.HistoryEnt
 	}
 	if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
 		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// countDeliveries adds a batch's deliveries to the per-source counters in
+// the deliveries collection. Without transactions they are added after
+// the batch's records are written: a crash in between loses that batch's
+// count (never the records), and a batch run again after an error is
+// counted again.
+func (s *Store) countDeliveries(ctx context.Context, ds []crawlkeeper.DeliveryCount) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, len(ds))
+	for i, d := range ds {
+		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: d.Source}}).
+			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "deliveries", Value: d.Deliveries}, {Key: "duplicates", Value: d.Duplicates}}}}).SetUpsert(true)
+	}
+	if _, err := s.deliveries.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		return fmt.Errorf("count deliveries: %w", err)
 	}
 	return nil
 }

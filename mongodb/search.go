@@ -238,29 +238,3 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 	}
 	return nil
 }
-
-// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
-// query an application would write by hand against the text index (each
-// word, or the phrase, quoted, which $text requires all of), best
-// textScore first, whole documents.
-func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	search := `"` + strings.Join(words, `" "`) + `"`
-	if phrase {
-		search = `"` + strings.Join(words, " ") + `"`
-	}
-	filter := bson.D{{Key: "$text", Value: bson.D{{Key: "$search", Value: search}, {Key: "$language", Value: "none"}}}}
-	if source != "" {
-		filter = append(filter, bson.E{Key: "source", Value: source})
-	}
-	score := bson.D{{Key: "score", Value: bson.D{{Key: "$meta", Value: "textScore"}}}}
-	cur, err := s.active.Find(ctx, filter, options.Find().SetProjection(score).SetSort(score).SetLimit(int64(limit)))
-	if err != nil {
-		return 0, err
-	}
-	defer cur.Close(ctx)
-	n := 0
-	for cur.Next(ctx) {
-		n++
-	}
-	return n, cur.Err()
-}

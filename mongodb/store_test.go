@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/bench"
 	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mongodb"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
@@ -23,9 +22,6 @@ func isFerretDB(tb testing.TB, s *mongodb.Store) bool {
 	_, ok := info["ferretdbVersion"]
 	return ok
 }
-
-// The store offers the benchmark its raw baselines.
-var _ bench.Raw = (*mongodb.Store)(nil)
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(tb testing.TB) crawlkeeper.Store { return testdb.MustOpen(tb, testdb.MongoURL(tb), mongodb.Open) })

@@ -231,26 +231,3 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 	}
 	return nil
 }
-
-// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
-// query an application would write by hand against the FULLTEXT index
-// (on this schema's suffixed tokens), best relevance first, whole rows.
-func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	toks := make([]string, len(words))
-	for i, w := range words {
-		toks[i] = w + searchSuffix
-	}
-	against := "+" + strings.Join(toks, " +")
-	if phrase {
-		against = `+"` + strings.Join(toks, " ") + `"`
-	}
-	q := `SELECT * FROM active WHERE MATCH (search_text) AGAINST (? IN BOOLEAN MODE)`
-	args := []any{against}
-	if source != "" {
-		q += ` AND source = ?`
-		args = append(args, source)
-	}
-	q += ` ORDER BY MATCH (search_text) AGAINST (? IN BOOLEAN MODE) DESC LIMIT ?`
-	args = append(args, against, limit)
-	return sqlstore.CountRows(s.db.QueryContext(ctx, q, args...))
-}

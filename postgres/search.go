@@ -227,35 +227,3 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 	}
 	return nil
 }
-
-// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
-// query an application would write by hand against the GIN index, best
-// ts_rank first, whole rows.
-func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	sep := " & "
-	if phrase {
-		sep = " <-> "
-	}
-	q := `SELECT * FROM active WHERE search_tsv @@ to_tsquery('simple', $1)`
-	args := []any{strings.Join(words, sep)}
-	if source != "" {
-		q += ` AND source = $3`
-		args = append(args, limit, source)
-	} else {
-		args = append(args, limit)
-	}
-	q += ` ORDER BY ts_rank(search_tsv, to_tsquery('simple', $1)) DESC LIMIT $2`
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		if _, err := rows.Values(); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
-}

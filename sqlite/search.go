@@ -259,22 +259,3 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 	}
 	return nil
 }
-
-// RawSearch is the search benchmark's baseline (bench.RawSearcher): the
-// query an application would write by hand against the FTS5 index, best
-// BM25 rank first, whole rows.
-func (s *Store) RawSearch(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	match := strings.Join(words, " ")
-	if phrase {
-		match = `"` + match + `"`
-	}
-	q := `SELECT a.* FROM active_search JOIN active a ON a.id = active_search.rowid WHERE active_search MATCH ?`
-	args := []any{match}
-	if source != "" {
-		q += ` AND a.source = ?`
-		args = append(args, source)
-	}
-	q += ` ORDER BY active_search.rank LIMIT ?`
-	args = append(args, limit)
-	return sqlstore.CountRows(s.r.QueryContext(ctx, q, args...))
-}

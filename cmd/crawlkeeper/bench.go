@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/backends"
 	"github.com/crawlkeeper/crawlkeeper/bench"
 	"github.com/crawlkeeper/crawlkeeper/dates"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -19,10 +23,17 @@ func init() {
 	register(&command{name: "bench", summary: "measure the hot paths against the raw engine underneath", run: runBench})
 }
 
+// sweepResults are the size-dependent measures --sweep runs.
+var sweepResults = []string{"ingest_new", "archive_select", "query_active", "scan_pass"}
+
 func runBench(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("bench", "bench [--store URL] [--scale N] [--only NAME,...] [--json]")
+	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,... [--chart FILE] | --replot DATA] [--only NAME,...] [--cpuprofile FILE] [--json]")
 	scale := fs.Int("scale", 1_000_000, "number of records to generate")
 	only := fs.String("only", "", "comma-separated result `names` to run (default: all)")
+	sweep := fs.String("sweep", "", "comma-separated `sizes`: run "+strings.Join(sweepResults, ", ")+" at each and chart them")
+	chart := fs.String("chart", "docs/bench-sweep.svg", "`file` the sweep chart is written to (.svg or .png)")
+	replot := fs.String("replot", "", "draw --chart from a sweep's saved `data` (.json) instead of running")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (read it with go tool pprof)")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -30,7 +41,19 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	if len(pos) > 0 {
 		return usagef("bench takes no arguments")
 	}
-	if *scale < 1000 {
+	if *replot != "" {
+		return replotSweep(*replot, *chart)
+	}
+	var sizes []int
+	if *sweep != "" {
+		for _, f := range splitComma(*sweep) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1000 {
+				return usagef("--sweep takes sizes of at least 1000, not %q", f)
+			}
+			sizes = append(sizes, n)
+		}
+	} else if *scale < 1000 {
 		return usagef("--scale must be at least 1000")
 	}
 	scratch := os.TempDir()
@@ -50,30 +73,44 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		Open: func(ctx context.Context, name string) (crawlkeeper.Store, func(), error) {
 			return backends.OpenScratch(ctx, a.storeURL, scratch, name)
 		},
-		Extra: benchExtras(a),
+		OpenNormal: func(ctx context.Context, name string) (crawlkeeper.Store, func(), error) {
+			u, drop, err := backends.NewScratch(ctx, a.storeURL, scratch, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			st, err := backends.OpenStoreWith(ctx, u, "", crawlkeeper.StoreOptions{Durability: crawlkeeper.DurabilityNormal})
+			if err != nil {
+				drop()
+				return nil, nil, err
+			}
+			return st, func() { st.Close(); drop() }, nil
+		},
+		Raw:   rawbench.For,
+		Extra: benchExtras(a, scratch),
 	}
 	if *only != "" {
 		opts.Only = splitComma(*only)
 	}
 	if isTerminal(a.stderr) {
-		var bar *progressbar.ProgressBar
-		var last string
-		opts.Progress = func(step string, done, total int) {
-			if step != last {
-				if bar != nil {
-					bar.Finish()
-				}
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription(fmt.Sprintf("%-22s", step)),
-					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-				last = step
-			}
-			bar.Set(done)
+		var finish func()
+		opts.Progress, finish = progressBars(a.stderr)
+		defer finish()
+	} else {
+		opts.Progress = progressLines(a.stderr)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
 		}
-		defer func() {
-			if bar != nil {
-				bar.Finish()
-			}
-		}()
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if sizes != nil {
+		return runSweep(ctx, a, opts, sizes, *chart)
 	}
 	rep, err := bench.Run(ctx, opts)
 	if err != nil {
@@ -82,22 +119,69 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	if a.json {
 		return a.printJSON(rep)
 	}
-	fmt.Fprintf(a.stdout, "crawlkeeper bench: %d records, %d CPUs, %s, %s\n\n", rep.Scale, rep.Machine.CPUs, rep.Machine.Go, rep.Date.Format(time.RFC3339))
-	tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	printReport(a.stdout, rep)
+	return nil
+}
+
+// progressBars returns a progress function drawing one bar per step on w.
+func progressBars(w io.Writer) (func(step string, done, total int), func()) {
+	var bar *progressbar.ProgressBar
+	var last string
+	return func(step string, done, total int) {
+			if step != last {
+				if bar != nil {
+					bar.Finish()
+				}
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(fmt.Sprintf("%-26s", step)),
+					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+				last = step
+			}
+			bar.Set(done)
+		}, func() {
+			if bar != nil {
+				bar.Finish()
+			}
+		}
+}
+
+// progressLines returns a progress function writing a timed line on w as
+// each step starts, for logs.
+func progressLines(w io.Writer) func(step string, done, total int) {
+	var last string
+	return func(step string, done, total int) {
+		if step != last {
+			fmt.Fprintf(w, "%s %s (%d)\n", time.Now().UTC().Format("15:04:05"), step, total)
+			last = step
+		}
+	}
+}
+
+func printReport(w io.Writer, rep *bench.Report) {
+	fmt.Fprintf(w, "crawlkeeper bench: %d records, %d CPUs, %s, %s\n\n", rep.Scale, rep.Machine.CPUs, rep.Machine.Go, rep.Date.Format(time.RFC3339))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "name\tvalue\tbaseline\tunit\tratio\ttarget\tmet\t")
 	for _, r := range rep.Results {
-		met := "yes"
-		if !r.Met {
-			met = "NO"
-		}
-		ratio := "-"
-		if r.Ratio != 0 {
-			ratio = fmt.Sprintf("%.3g", r.Ratio)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, num(r.Value), num(r.Baseline), r.Unit, ratio, r.Target, met)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, num(r.Value), num(r.Baseline), r.Unit, ratioText(r.Ratio), r.Target, metText(r))
 	}
 	tw.Flush()
-	return nil
+}
+
+// metText is yes or NO against a target, and - for a result without one.
+func metText(r bench.Result) string {
+	switch {
+	case strings.HasPrefix(r.Target, "none"):
+		return "-"
+	case r.Met:
+		return "yes"
+	}
+	return "NO"
+}
+
+func ratioText(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 func num(v float64) string {
@@ -123,13 +207,14 @@ func num(v float64) string {
 // benchExtras returns the measurements of the pipeline and the monitor:
 // the embedded monitor in a scratch SQLite store, or Redis with
 // --monitor.
-func benchExtras(a *app) []bench.Measurement {
-	return []bench.Measurement{bench.Pipeline, bench.Monitor(func(ctx context.Context, name string) (crawlkeeper.Monitor, func(), error) {
+func benchExtras(a *app, scratch string) []bench.Measurement {
+	setup := bench.MonitorSetup{Embedded: a.monitorURL == ""}
+	setup.Open = func(ctx context.Context, name string) (crawlkeeper.Monitor, func(), error) {
 		var st crawlkeeper.Store
 		closeSt := func() {}
 		if a.monitorURL == "" {
 			var err error
-			st, closeSt, err = backends.OpenScratch(ctx, "", os.TempDir(), "monitor-"+name)
+			st, closeSt, err = backends.OpenScratch(ctx, "", scratch, "monitor-"+name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -146,5 +231,29 @@ func benchExtras(a *app) []bench.Measurement {
 			m.Close()
 			closeSt()
 		}, nil
-	})}
+	}
+	setup.Baseline = func(ctx context.Context) (bench.MarkBaseline, error) {
+		if a.monitorURL != "" {
+			return rawbench.RedisMarks(ctx, a.monitorURL)
+		}
+		st, closeSt, err := backends.OpenScratch(ctx, "", scratch, "monitor-raw")
+		if err != nil {
+			return nil, err
+		}
+		m, err := rawbench.EmbeddedMarks(ctx, st)
+		if err != nil {
+			closeSt()
+			return nil, err
+		}
+		return closingMarks{m, closeSt}, nil
+	}
+	return []bench.Measurement{bench.Pipeline, bench.Monitor(setup)}
 }
+
+// closingMarks closes the baseline's store after it.
+type closingMarks struct {
+	bench.MarkBaseline
+	closeStore func()
+}
+
+func (c closingMarks) Close() { c.MarkBaseline.Close(); c.closeStore() }

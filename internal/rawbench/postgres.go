@@ -1,0 +1,251 @@
+package rawbench
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pgRaw sends each piece of work as one pgx batch in one transaction,
+// rows passed as arrays and expanded with unnest: the fastest way to
+// write many rows through the extended protocol short of COPY, which
+// has no upsert or update form.
+type pgRaw struct{ pool *pgxpool.Pool }
+
+const pgCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config`
+
+const pgUnnest = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
+	$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
+	$19::text[], $20::text[]`
+
+// pgRows bounds one statement's rows (about 1 MB of generated items).
+const pgRows = 1000
+
+type pgArrays struct {
+	id, crawled, updated, changed, version, processedVersion []int64
+	key, keyParts, source, title, url, hash, chain, config   []string
+	item, derived                                            [][]byte
+	eventAt, processedAt                                     []*int64
+	dateErrors, searchText                                   []*string
+}
+
+func newPGArrays(recs []*crawlkeeper.Record) (*pgArrays, error) {
+	n := len(recs)
+	a := &pgArrays{id: make([]int64, n), crawled: make([]int64, n), updated: make([]int64, n), changed: make([]int64, n),
+		version: make([]int64, n), processedVersion: make([]int64, n), key: make([]string, n), keyParts: make([]string, n),
+		source: make([]string, n), title: make([]string, n), url: make([]string, n), hash: make([]string, n), chain: make([]string, n),
+		config: make([]string, n), item: make([][]byte, n), derived: make([][]byte, n), eventAt: make([]*int64, n),
+		processedAt: make([]*int64, n), dateErrors: make([]*string, n), searchText: make([]*string, n)}
+	for i, r := range recs {
+		if err := checkText(r); err != nil {
+			return nil, err
+		}
+		a.id[i], a.key[i], a.keyParts[i], a.source[i], a.title[i], a.url[i] = r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL
+		a.item[i], a.hash[i], a.derived[i], a.chain[i] = r.Item, r.ContentHash, sqlstore.Blob(r.Derived), r.ProcessedChain
+		if a.item[i] == nil {
+			a.item[i] = []byte{}
+		}
+		a.crawled[i], a.updated[i], a.changed[i] = r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro()
+		a.version[i], a.processedVersion[i] = r.Version, r.ProcessedVersion
+		a.eventAt[i], a.processedAt[i], a.dateErrors[i] = sqlstore.Micros(r.EventAt), sqlstore.Micros(r.ProcessedAt), sqlstore.DateErrorsText(r.DateErrors)
+		st := r.SearchText
+		a.searchText[i], a.config[i] = &st, r.SearchLanguage
+		if a.config[i] == "" {
+			a.config[i] = "simple"
+		}
+	}
+	return a, nil
+}
+
+func (a *pgArrays) args() []any {
+	return []any{a.id, a.key, a.keyParts, a.source, a.title, a.url, a.item, a.hash, a.crawled, a.updated, a.changed, a.version,
+		a.eventAt, a.dateErrors, a.processedAt, a.processedVersion, a.chain, a.derived, a.searchText, a.config}
+}
+
+func (s *pgRaw) batch(ctx context.Context, queue func(b *pgx.Batch) error) error {
+	b := &pgx.Batch{}
+	if err := queue(b); err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+}
+
+// Insert writes recs with multi-row INSERTs.
+func (s *pgRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) error {
+	return s.batch(ctx, func(b *pgx.Batch) error {
+		return batches(recs, pgRows, func(c []*crawlkeeper.Record) error {
+			a, err := newPGArrays(c)
+			if err == nil {
+				b.Queue(`INSERT INTO active (`+pgCols+`) `+pgUnnest+`)`, a.args()...)
+			}
+			return err
+		})
+	})
+}
+
+// Touch sets last_updated_at of the rows of keys in one UPDATE.
+func (s *pgRaw) Touch(ctx context.Context, keys []string, now time.Time) error {
+	return s.batch(ctx, func(b *pgx.Batch) error {
+		b.Queue(`UPDATE active SET last_updated_at = $1 WHERE key = ANY($2)`, now.UnixMicro(), keys)
+		return nil
+	})
+}
+
+// Change inserts hist and updates each row's content, both from arrays.
+func (s *pgRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist []*crawlkeeper.HistoryEntry) error {
+	return s.batch(ctx, func(b *pgx.Batch) error {
+		if err := batches(hist, pgRows, func(c []*crawlkeeper.HistoryEntry) error {
+			n := len(c)
+			id, ver, from, to := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+			item, hash := make([][]byte, n), make([]string, n)
+			for i, h := range c {
+				id[i], ver[i], item[i], hash[i], from[i], to[i] = h.RecordID, h.Version, h.Item, h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()
+			}
+			b.Queue(`INSERT INTO history (record_id, version, item, content_hash, valid_from, valid_to)
+				SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::text[], $5::bigint[], $6::bigint[])
+				ON CONFLICT DO NOTHING`, id, ver, item, hash, from, to)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return batches(recs, pgRows, func(c []*crawlkeeper.Record) error {
+			a, err := newPGArrays(c)
+			if err != nil {
+				return err
+			}
+			b.Queue(`UPDATE active a SET title = u.title, url = u.url, item = u.item, content_hash = u.content_hash, last_updated_at = u.last_updated_at,
+					last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors, search_text = u.search_text
+				FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])
+					AS u(id, title, url, item, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text)
+				WHERE a.id = u.id`,
+				a.id, a.title, a.url, a.item, a.hash, a.updated, a.changed, a.version, a.eventAt, a.dateErrors, a.searchText)
+			return nil
+		})
+	})
+}
+
+// SelectAge reads what an age rule selects in the index's order;
+// unindexed, the planner is told not to use indexes.
+func (s *pgRaw) SelectAge(ctx context.Context, cutoff time.Time, indexed bool) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if !indexed {
+			if _, err := tx.Exec(ctx, `SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_indexonlyscan = off`); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, `SELECT id, version, last_updated_at FROM active WHERE crawled_at <= $1 ORDER BY crawled_at, id`, cutoff.UnixMicro())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, v, u int64
+			if err := rows.Scan(&id, &v, &u); err != nil {
+				return err
+			}
+			n++
+		}
+		return rows.Err()
+	})
+	return n, err
+}
+
+// Move copies rows to the archive with INSERT ... SELECT and deletes them
+// from active, in one transaction.
+func (s *pgRaw) Move(ctx context.Context, ids []int64, now time.Time) error {
+	return s.batch(ctx, func(b *pgx.Batch) error {
+		b.Queue(`INSERT INTO archive (`+pgCols+`, item_bytes, archived_at, archive_reason)
+			SELECT `+pgCols+`, length(item), $2, 'age' FROM active WHERE id = ANY($1)`, ids, now.UnixMicro())
+		b.Queue(`DELETE FROM active WHERE id = ANY($1)`, ids)
+		return nil
+	})
+}
+
+func pgCount(rows pgx.Rows, err error) (int, int64, error) {
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rows.Close()
+	n, last := 0, int64(0)
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return n, last, err
+		}
+		if id, ok := vals[0].(int64); ok {
+			last = id
+		}
+		n++
+	}
+	return n, last, rows.Err()
+}
+
+// Keyset reads one keyset page of active records in id order, every
+// column.
+func (s *pgRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, int64, error) {
+	return pgCount(s.pool.Query(ctx, `SELECT `+pgCols+` FROM active WHERE id > $1 ORDER BY id LIMIT $2`, afterID, limit))
+}
+
+// Newest reads the limit most recently updated active records.
+func (s *pgRaw) Newest(ctx context.Context, limit int) (int, error) {
+	n, _, err := pgCount(s.pool.Query(ctx, `SELECT `+pgCols+` FROM active ORDER BY last_updated_at DESC LIMIT $1`, limit))
+	return n, err
+}
+
+// ArchiveInsert writes recs straight into the archive (payloads as they
+// are, as the store keeps them), for building a large archive quickly.
+func (s *pgRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record, at time.Time) error {
+	return s.batch(ctx, func(b *pgx.Batch) error {
+		return batches(recs, pgRows, func(c []*crawlkeeper.Record) error {
+			a, err := newPGArrays(c)
+			if err != nil {
+				return err
+			}
+			ats, reasons, sizes := make([]int64, len(c)), make([]string, len(c)), make([]int64, len(c))
+			for i, r := range c {
+				ats[i], reasons[i], sizes[i] = at.UnixMicro(), string(crawlkeeper.ReasonAge), int64(len(r.Item))
+			}
+			b.Queue(`INSERT INTO archive (`+pgCols+`, archived_at, archive_reason, item_bytes) `+pgUnnest+`, $21::bigint[], $22::text[], $23::bigint[])`,
+				append(a.args(), ats, reasons, sizes)...)
+			return nil
+		})
+	})
+}
+
+// Search is the query an application would write by hand against the
+// GIN index, best ts_rank first, whole rows.
+func (s *pgRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
+	sep := " & "
+	if phrase {
+		sep = " <-> "
+	}
+	q := `SELECT * FROM active WHERE search_tsv @@ to_tsquery('simple', $1)`
+	args := []any{strings.Join(words, sep), limit}
+	if source != "" {
+		q += ` AND source = $3`
+		args = append(args, source)
+	}
+	q += ` ORDER BY ts_rank(search_tsv, to_tsquery('simple', $1)) DESC LIMIT $2`
+	n, _, err := pgCount(s.pool.Query(ctx, q, args...))
+	return n, err
+}
+
+// SyncIDs moves the id sequence past every stored id.
+func (s *pgRaw) SyncIDs(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `SELECT setval('record_ids', greatest((SELECT coalesce(max(id), 0) FROM active), (SELECT coalesce(max(id), 0) FROM archive), 1))`)
+	return err
+}
+
+// Analyze vacuums and analyzes the record tables, as autovacuum would
+// after a bulk load: it sets the visibility map that index-only scans need
+// and refreshes the planner's statistics.
+func (s *pgRaw) Analyze(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `VACUUM ANALYZE active, archive, history`)
+	return err
+}

@@ -1,0 +1,261 @@
+package rawbench
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
+)
+
+// sqliteRaw writes on the store's writer connection, which carries the
+// store's pragmas (synchronous, journal mode), so both paths run with the
+// same durability, and reads on its reader pool.
+type sqliteRaw struct{ w, r *sql.DB }
+
+const sqliteCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text`
+
+// sqliteRows is the rows of one multi-row statement: 500 rows of 19 (or
+// 22) values stay well under SQLite's limit of 32,766 bound values.
+const sqliteRows = 500
+
+func sqliteArgs(r *crawlkeeper.Record, item []byte) []any {
+	var derived any
+	if len(r.Derived) > 0 {
+		derived = []byte(r.Derived)
+	}
+	return []any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
+		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt), r.ProcessedVersion,
+		r.ProcessedChain, derived, r.SearchText}
+}
+
+// tx runs f in a write transaction. The schema's triggers note changed
+// rows in search_pending; like the store, the transaction applies the
+// notes to the FTS5 tables before it commits, so the baseline pays for the
+// full-text index as crawlkeeper does and leaves it complete.
+func (s *sqliteRaw) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	for k, table := range []string{"active", "archive"} {
+		fts := table + "_search"
+		for _, q := range []string{
+			`INSERT INTO ` + fts + ` (` + fts + `, rowid, search_text) SELECT 'delete', id, indexed FROM search_pending WHERE tbl = ? AND indexed IS NOT NULL`,
+			`INSERT INTO ` + fts + ` (rowid, search_text) SELECT t.id, t.search_text FROM search_pending p JOIN ` + table + ` t ON t.id = p.id WHERE p.tbl = ? AND t.search_text IS NOT NULL`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, k); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search_pending`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Insert writes recs with multi-row INSERTs in one transaction.
+func (s *sqliteRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return batches(recs, sqliteRows, func(c []*crawlkeeper.Record) error {
+			args := make([]any, 0, len(c)*19)
+			for _, r := range c {
+				if err := checkText(r); err != nil {
+					return err
+				}
+				args = append(args, sqliteArgs(r, r.Item)...)
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO active (`+sqliteCols+`) VALUES `+placeholders(len(c), 19), args...)
+			return err
+		})
+	})
+}
+
+// Touch sets last_updated_at of the rows of keys: one UPDATE per 500 keys,
+// as every row of a delivery gets the same time.
+func (s *sqliteRaw) Touch(ctx context.Context, keys []string, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return batches(keys, sqliteRows, func(c []string) error {
+			args := make([]any, 0, len(c)+1)
+			args = append(args, now.UnixMicro())
+			for _, k := range c {
+				args = append(args, k)
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE active SET last_updated_at = ? WHERE key IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
+			return err
+		})
+	})
+}
+
+// Change inserts hist with multi-row INSERTs and updates each row's
+// content with one prepared UPDATE by id.
+func (s *sqliteRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist []*crawlkeeper.HistoryEntry) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := batches(hist, sqliteRows, func(c []*crawlkeeper.HistoryEntry) error {
+			args := make([]any, 0, len(c)*6)
+			for _, h := range c {
+				args = append(args, h.RecordID, h.Version, []byte(h.Item), h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro())
+			}
+			_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES `+placeholders(len(c), 6), args...)
+			return err
+		}); err != nil {
+			return err
+		}
+		st, err := tx.PrepareContext(ctx, `UPDATE active SET title = ?, url = ?, item = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ?, search_text = ? WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range recs {
+			if _, err := st.ExecContext(ctx, r.Title, r.URL, []byte(r.Item), r.ContentHash, r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(),
+				r.Version, sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), r.SearchText, r.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SelectAge reads the rows an age rule selects, in the order of the
+// crawled_at index; unindexed, SQLite is told to use no index, as if the
+// indexes had been dropped.
+func (s *sqliteRaw) SelectAge(ctx context.Context, cutoff time.Time, indexed bool) (int, error) {
+	hint := " NOT INDEXED"
+	if indexed {
+		hint = ""
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id, version, last_updated_at FROM active`+hint+` WHERE crawled_at <= ? ORDER BY crawled_at, id`, cutoff.UnixMicro())
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id, v, u int64
+		if err := rows.Scan(&id, &v, &u); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
+// Move copies rows to the archive with INSERT ... SELECT, payloads as
+// they are, and deletes them from active, in one transaction.
+func (s *sqliteRaw) Move(ctx context.Context, ids []int64, now time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return batches(ids, sqliteRows, func(c []int64) error {
+			args := []any{now.UnixMicro()}
+			for _, id := range c {
+				args = append(args, id)
+			}
+			in := `(?` + strings.Repeat(",?", len(c)-1) + `)`
+			if _, err := tx.ExecContext(ctx, `INSERT INTO archive (`+sqliteCols+`, item_bytes, archived_at, archive_reason) SELECT `+sqliteCols+`, length(item), ?, 'age' FROM active WHERE id IN `+in, args...); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM active WHERE id IN `+in, args[1:]...)
+			return err
+		})
+	})
+}
+
+// Keyset reads one keyset page of active records in id order, every
+// column, and returns the count and the last id.
+func (s *sqliteRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, int64, error) {
+	return keysetRows(s.r.QueryContext(ctx, `SELECT `+sqliteCols+` FROM active WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit))
+}
+
+// Newest reads the limit most recently updated active records, every
+// column.
+func (s *sqliteRaw) Newest(ctx context.Context, limit int) (int, error) {
+	return sqlstore.CountRows(s.r.QueryContext(ctx, `SELECT `+sqliteCols+` FROM active ORDER BY last_updated_at DESC LIMIT ?`, limit))
+}
+
+// ArchiveInsert writes recs straight into the archive, compressed as the
+// store keeps archived payloads; the benchmark builds large archives
+// with it.
+func (s *sqliteRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record, at time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := batches(recs, sqliteRows, func(c []*crawlkeeper.Record) error {
+			args := make([]any, 0, len(c)*22)
+			for _, r := range c {
+				args = append(args, sqliteArgs(r, zstd.Compress(nil, r.Item))...)
+				args = append(args, len(r.Item), at.UnixMicro(), string(crawlkeeper.ReasonAge))
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO archive (`+sqliteCols+`, item_bytes, archived_at, archive_reason) VALUES `+placeholders(len(c), 22), args...)
+			return err
+		}); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE meta SET value = max(value, (SELECT coalesce(max(id), 0) + 1 FROM archive)) WHERE name = 'next_id'`)
+		return err
+	})
+}
+
+// Search is the query an application would write by hand against the
+// FTS5 index, best BM25 rank first, whole rows.
+func (s *sqliteRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
+	match := strings.Join(words, " ")
+	if phrase {
+		match = `"` + match + `"`
+	}
+	q := `SELECT a.* FROM active_search JOIN active a ON a.id = active_search.rowid WHERE active_search MATCH ?`
+	args := []any{match}
+	if source != "" {
+		q += ` AND a.source = ?`
+		args = append(args, source)
+	}
+	q += ` ORDER BY active_search.rank LIMIT ?`
+	args = append(args, limit)
+	return sqlstore.CountRows(s.r.QueryContext(ctx, q, args...))
+}
+
+// SyncIDs moves the store's id counter past every stored id.
+func (s *sqliteRaw) SyncIDs(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE meta SET value = max(value, (SELECT coalesce(max(id), 0) + 1 FROM active), (SELECT coalesce(max(id), 0) + 1 FROM archive)) WHERE name = 'next_id'`)
+	return err
+}
+
+// Analyze refreshes the query planner's statistics.
+func (s *sqliteRaw) Analyze(ctx context.Context) error {
+	_, err := s.w.ExecContext(ctx, `ANALYZE`)
+	return err
+}
+
+// keysetRows reads every column of every row and returns the count and
+// the first column of the last row (the id).
+func keysetRows(rows *sql.Rows, err error) (int, int64, error) {
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, 0, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n, last := 0, int64(0)
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, last, err
+		}
+		if id, ok := vals[0].(int64); ok {
+			last = id
+		}
+		n++
+	}
+	return n, last, rows.Err()
+}
