@@ -27,9 +27,14 @@ type IngestSummary struct {
 	Errors    []ItemError `json:"errors"`
 	// ErrorsTruncated is set when more items were rejected than Errors lists.
 	ErrorsTruncated bool `json:"errors_truncated,omitempty"`
-	// CrawledAtDefaulted counts items whose _crawled_at was missing or
-	// unreadable, so crawled_at fell back to the ingest time.
+	// CrawledAtDefaulted counts inserted items whose _crawled_at was
+	// missing or unreadable, so their crawled_at is the ingest time. Other
+	// outcomes keep the record's crawled_at and are not counted.
 	CrawledAtDefaulted int `json:"crawled_at_defaulted"`
+	// NoSource counts stored items that had no source (no _source field
+	// and no default source): they share the empty source's rules and
+	// keys, which is rarely what a crawler meant.
+	NoSource int `json:"no_source,omitempty"`
 	// DateErrors counts event-field strings that could not be read.
 	DateErrors int `json:"date_errors"`
 	// DateErrorList names the first of them, by item position and field:
@@ -122,7 +127,6 @@ type preparedChunk struct {
 	rejected []ItemError
 	read     int
 	readErr  error
-	defaults int
 }
 
 func (g *Ingester) now() time.Time {
@@ -193,7 +197,6 @@ func (g *Ingester) Ingest(ctx context.Context, r io.Reader, base Meta) (*IngestS
 	var readErr error
 	for pc := range prepared {
 		sum.Read += pc.read
-		sum.CrawledAtDefaulted += pc.defaults
 		for _, p := range pc.items {
 			sum.dateErrors(p)
 		}
@@ -233,9 +236,6 @@ func (g *Ingester) IngestItems(ctx context.Context, items []map[string]any, meta
 		if err != nil {
 			sum.reject(i+1, err)
 			continue
-		}
-		if p.CrawledAtDefaulted {
-			sum.CrawledAtDefaulted++
 		}
 		sum.dateErrors(p)
 		batch = append(batch, p)
@@ -287,9 +287,6 @@ func (g *Ingester) prepareChunk(raws []RawItem, base Meta) preparedChunk {
 		if errs[i] != nil {
 			pc.rejected = append(pc.rejected, ItemError{Line: raws[i].Line, Error: ErrorMessage(errs[i])})
 			continue
-		}
-		if p.CrawledAtDefaulted {
-			pc.defaults++
 		}
 		pc.items = append(pc.items, p)
 	}
@@ -366,10 +363,16 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 	if err != nil {
 		return err
 	}
-	for _, o := range res.Outcomes {
+	for i, o := range res.Outcomes {
+		if items[i].Source == "" {
+			sum.NoSource++
+		}
 		switch o {
 		case OutcomeInserted:
 			sum.Inserted++
+			if items[i].CrawledAtDefaulted {
+				sum.CrawledAtDefaulted++
+			}
 		case OutcomeChanged:
 			sum.Changed++
 		case OutcomeUnchanged:

@@ -527,6 +527,7 @@ func mergeResults(a, b BatchResult, attempts int) BatchResult {
 			s.Refreshed += x.Refreshed
 			s.Rejected += x.Rejected
 			s.CrawledAtDefaulted += x.CrawledAtDefaulted
+			s.NoSource += x.NoSource
 			s.DateErrors += x.DateErrors
 			s.Marked += x.Marked
 			s.Errors = append(s.Errors, x.Errors...)

@@ -455,8 +455,10 @@ type pipelineData struct {
 	DeadLetters []crawlkeeper.DeadLetter
 	Retry       *RetryResult
 	CanRetry    bool
-	// PassPct is the share of the current pass already written.
+	// PassDone of PassTotal ids of the current pass are processed.
 	PassDone, PassTotal int64
+	// PassPct is that share in percent.
+	PassPct int64
 }
 
 func (d *dash) pipeline(w http.ResponseWriter, r *http.Request, v *view) error {
@@ -468,7 +470,11 @@ func (d *dash) renderPipeline(w http.ResponseWriter, r *http.Request, v *view, r
 	data.Status, data.Note = d.pipelineStatus(r)
 	if st := data.Status; st != nil {
 		data.Chart = FreshnessChart(st)
-		data.PassDone, data.PassTotal = min(st.Position, st.PassEnd), st.PassEnd
+		data.PassDone, data.PassTotal = min(max(st.PassDone, st.Position), st.PassEnd), st.PassEnd
+		data.PassPct = 100
+		if data.PassTotal > 0 {
+			data.PassPct = data.PassDone * 100 / data.PassTotal
+		}
 	}
 	dls, err := d.o.Store.DeadLetters(r.Context(), deadLettersShown)
 	if err != nil {

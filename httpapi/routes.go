@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,6 +63,18 @@ func (s *Server) postItems(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, status, sum)
 	return nil
+}
+
+// IngestItems ingests decoded items, each with its meta, and counts them
+// in the server's metrics as POST /api/v1/items does: an ingest path
+// inside the process (the demo's simulated crawl) shows on /metrics and
+// the dashboard like one through the API.
+func (s *Server) IngestItems(ctx context.Context, items []map[string]any, metas []crawlkeeper.Meta) (*crawlkeeper.IngestSummary, error) {
+	sum, err := s.Ingester.IngestItems(ctx, items, metas)
+	if sum != nil && s.Metrics != nil {
+		s.Metrics.ObserveIngest(sum)
+	}
+	return sum, err
 }
 
 // partialIngest is the body of an ingest that stopped early: the summary

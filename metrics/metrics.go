@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/pipeline"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -43,6 +44,9 @@ type Metrics struct {
 	Errors *prometheus.CounterVec
 	// deliveries are the store's delivery counters, per source.
 	deliveries *deliveries
+
+	// onScrape are read before every scrape (see OnScrape).
+	onScrape []func(ctx context.Context) error
 }
 
 // New registers every collector on a fresh registry, with the Go runtime
@@ -77,22 +81,22 @@ func New() *Metrics {
 			Name: "crawlkeeper_records", Help: "Records stored, by state (active, archived).",
 		}, []string{"state"}),
 		ScanPass: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "crawlkeeper_scan_pass", Help: "Number of the current rescan pass.",
+			Name: "crawlkeeper_scan_pass", Help: "Number of the current rescan pass (0 before the first).",
 		}),
 		ScanPosition: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "crawlkeeper_scan_position", Help: "Record id below which the current pass has processed everything.",
+			Name: "crawlkeeper_scan_position", Help: "Record id up to which the current pass has processed everything (a pass covers the ids up to the highest one when it began).",
 		}),
 		ScanPassDuration: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "crawlkeeper_scan_pass_duration_seconds", Help: "Duration of the last complete rescan pass.",
+			Name: "crawlkeeper_scan_pass_duration_seconds", Help: "Duration of the last complete rescan pass, from its start to its end (a paced pass spreads over most of the period).",
 		}),
 		OldestProcessedAge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "crawlkeeper_oldest_processed_age_seconds", Help: "Age of the oldest processing time among active records (processed_at, or when a later pass read the record, from its checkpoint).",
 		}),
 		DueRecords: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "crawlkeeper_due_records", Help: "Active records due for processing.",
+			Name: "crawlkeeper_due_records", Help: "Active records due for processing: never processed, processed at another version or chain, or longer than a period ago.",
 		}),
 		Processed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "crawlkeeper_processed_total", Help: "Records processed, by path (realtime, rescan) and result.",
+			Name: "crawlkeeper_processed_total", Help: "Records handled by the pipeline, by path (realtime, rescan) and result (written; unchanged: a pass found the stored result current; skipped: gone or changing; failed: sent to the dead letters).",
 		}, []string{"path", "result"}),
 		NotificationLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "crawlkeeper_notification_lag_seconds", Help: "Time from a batch's commit to its records being processed in real time.",
@@ -116,9 +120,71 @@ func New() *Metrics {
 	return m
 }
 
-// Handler serves the registry in the Prometheus exposition format.
+// OnScrape adds fn to what runs before every scrape: gauges that come
+// from state shared by several processes (the store's counts, rounds, the
+// pipeline's checkpoint and freshness) are read when they are asked for,
+// so they are never older than the scrape. Call it before Handler serves.
+func (m *Metrics) OnScrape(fn func(ctx context.Context) error) {
+	m.onScrape = append(m.onScrape, fn)
+}
+
+// Handler serves the registry in the Prometheus exposition format. A
+// refresh that fails is counted in crawlkeeper_errors_total{op="metrics"}
+// and leaves its gauges as they were.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+	h := promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.Refresh(r.Context())
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Refresh runs the OnScrape functions; the first error is returned after
+// all of them ran.
+func (m *Metrics) Refresh(ctx context.Context) error {
+	var first error
+	for _, fn := range m.onScrape {
+		if err := fn(ctx); err != nil {
+			m.Error("metrics")
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// ObserveProcessed counts one handling of records by the pipeline (it
+// implements pipeline.Observer with ObserveNotificationLag). Processed
+// includes Unchanged; the written result is the rest.
+func (m *Metrics) ObserveProcessed(path string, out pipeline.Outcome) {
+	for result, n := range map[string]int64{"written": out.Processed - out.Unchanged, "unchanged": out.Unchanged, "skipped": out.Skipped, "failed": out.Failed} {
+		if n > 0 {
+			m.Processed.WithLabelValues(path, result).Add(float64(n))
+		}
+	}
+}
+
+// ObserveNotificationLag records the time from a batch's commit to its
+// records being processed in real time.
+func (m *Metrics) ObserveNotificationLag(d time.Duration) {
+	m.NotificationLag.Observe(max(d, 0).Seconds())
+}
+
+// SetPipeline sets the rescan gauges from the pipeline's status at now;
+// lastPass is the duration of the last finished pass, when one finished.
+func (m *Metrics) SetPipeline(st *pipeline.Status, lastPass time.Duration, finished bool, now time.Time) {
+	m.ScanPass.Set(float64(st.Pass))
+	m.ScanPosition.Set(float64(st.Position))
+	m.DueRecords.Set(float64(st.Due))
+	if st.OldestProcessedAt != nil {
+		m.OldestProcessedAge.Set(max(now.Sub(*st.OldestProcessedAt), 0).Seconds())
+	} else {
+		m.OldestProcessedAge.Set(0)
+	}
+	if finished {
+		m.ScanPassDuration.Set(lastPass.Seconds())
+	}
 }
 
 // Error counts a failure of background work.

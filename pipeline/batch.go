@@ -1,6 +1,9 @@
 package pipeline
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // HandleIDs reads the active records among ids and processes those not
 // yet processed at their current version and chain, writing them back
@@ -14,10 +17,13 @@ func (e *Engine) HandleIDs(ctx context.Context, ids []int64) (out Outcome, gone 
 	if err := e.Init(ctx); err != nil {
 		return Outcome{}, 0, err
 	}
-	return e.handleIDs(ctx, ids)
+	out, gone, _, err = e.handleIDs(ctx, ids)
+	return out, gone, err
 }
 
-func (e *Engine) handleIDs(ctx context.Context, ids []int64) (Outcome, int64, error) {
+// handleIDs is HandleIDs; it also returns the latest last_updated_at of
+// the records it read, the commit time of the batch that named them.
+func (e *Engine) handleIDs(ctx context.Context, ids []int64) (Outcome, int64, time.Time, error) {
 	uniq := make([]int64, 0, len(ids))
 	seen := make(map[int64]bool, len(ids))
 	for _, id := range ids {
@@ -28,18 +34,22 @@ func (e *Engine) handleIDs(ctx context.Context, ids []int64) (Outcome, int64, er
 	}
 	recs, err := e.Store.GetMany(ctx, uniq)
 	if err != nil {
-		return Outcome{}, 0, err
+		return Outcome{}, 0, time.Time{}, err
 	}
 	gone := int64(len(uniq) - len(recs))
+	var committed time.Time
 	todo := recs[:0]
 	for _, r := range recs {
+		if r.LastUpdatedAt.After(committed) {
+			committed = r.LastUpdatedAt
+		}
 		if r.ProcessedAt != nil && r.ProcessedVersion == r.Version && r.ProcessedChain == e.chain && !r.ProcessedAt.Before(r.LastUpdatedAt) {
 			continue
 		}
 		todo = append(todo, r)
 	}
 	out, err := e.handle(ctx, todo, false)
-	return out, gone, err
+	return out, gone, committed, err
 }
 
 // ReloadDeadLetters reads the dead letters again, so that letters removed

@@ -88,6 +88,9 @@ type Engine struct {
 	Logger *slog.Logger
 	// Progress, when set, is called after each checkpoint of a pass.
 	Progress func(Progress)
+	// Observer, when set, is told what the engine processed (the
+	// metrics package implements it).
+	Observer Observer
 
 	initOnce sync.Once
 	initErr  error
@@ -110,6 +113,23 @@ type counters struct {
 	skipped   atomic.Int64
 	failed    atomic.Int64
 	errors    atomic.Int64
+}
+
+// Paths of processing, as Observer.ObserveProcessed names them.
+const (
+	PathRealtime = "realtime"
+	PathRescan   = "rescan"
+)
+
+// Observer receives measurements of the engine's work. Its methods are
+// called from the engine's goroutines, concurrently, and must not block.
+type Observer interface {
+	// ObserveProcessed counts one handling of records on a path
+	// (PathRealtime for a notification, PathRescan for a pass's batch).
+	ObserveProcessed(path string, out Outcome)
+	// ObserveNotificationLag records the time from the commit of a batch
+	// to its records being processed in real time, on the engine's clock.
+	ObserveNotificationLag(d time.Duration)
 }
 
 // Progress reports a pass's checkpoint.

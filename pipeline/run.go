@@ -75,10 +75,18 @@ func (e *Engine) handleNotification(ctx context.Context, n *crawlkeeper.Notifica
 	for i, r := range n.Refs {
 		ids[i] = r.ID
 	}
-	out, gone, err := e.handleIDs(ctx, ids)
+	out, gone, committed, err := e.handleIDs(ctx, ids)
 	e.realtime.processed.Add(out.Processed)
 	e.realtime.skipped.Add(out.Skipped + gone)
 	e.realtime.failed.Add(out.Failed)
+	if o := e.Observer; o != nil {
+		counted := out
+		counted.Skipped += gone
+		o.ObserveProcessed(PathRealtime, counted)
+		if out.Processed > 0 && !committed.IsZero() {
+			o.ObserveNotificationLag(e.clock().Now().Sub(committed))
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			e.realtime.errors.Add(1)

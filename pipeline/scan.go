@@ -283,6 +283,9 @@ func (e *Engine) runPass(ctx context.Context, pace bool) (*PassReport, error) {
 	// in id order and stores the checkpoint whenever a position moved.
 	for res := range results {
 		rep.add(res.out)
+		if e.Observer != nil {
+			e.Observer.ObserveProcessed(PathRescan, res.out)
+		}
 		rs := res.b.rs
 		rs.done[res.b.lo] = res.b.hi
 		moved := false

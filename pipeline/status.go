@@ -13,8 +13,13 @@ import (
 // serves it.
 type Status struct {
 	Pass int64 `json:"pass"`
-	// Position is the id below which every record of the pass is written.
-	Position          int64      `json:"position"`
+	// Position is the id up to which every record of the pass is
+	// processed. A pass covers the ids up to PassEnd, the highest id when
+	// it began; records added later wait for real time or the next pass.
+	Position int64 `json:"position"`
+	// PassDone counts the ids of the pass (of PassEnd) already processed:
+	// with parallel readers it runs ahead of Position.
+	PassDone          int64      `json:"pass_done"`
 	PassStartedAt     *time.Time `json:"pass_started_at"`
 	OldestProcessedAt *time.Time `json:"oldest_processed_at"`
 	// Due counts active records never processed, processed for another
@@ -54,6 +59,10 @@ func ReadStatus(ctx context.Context, st Store, chain string, period time.Duratio
 	if cp != nil {
 		started := cp.StartedAt
 		s.Pass, s.Position, s.PassStartedAt, s.PassEnd, s.PassFinishedAt = cp.Pass, cp.Position(), &started, cp.End, cp.FinishedAt
+		s.PassDone = cp.End
+		for _, r := range cp.Ranges {
+			s.PassDone -= r.End - r.Pos
+		}
 	}
 	ss, err := processors.LoadStats(ctx, st)
 	if err != nil {
@@ -63,4 +72,20 @@ func ReadStatus(ctx context.Context, st Store, chain string, period time.Duratio
 		s.Sources, s.StatsAt = ss.Sources, &ss.At
 	}
 	return s, nil
+}
+
+// LastPassDuration returns how long the last finished pass took, from its
+// start to its end on the engine's clock (a paced pass spreads over most
+// of the period); ok is false before any pass finished.
+func LastPassDuration(ctx context.Context, st crawlkeeper.StateStore) (d time.Duration, ok bool, err error) {
+	cp, err := LoadCheckpoint(ctx, st)
+	if err != nil {
+		return 0, false, err
+	}
+	if cp == nil || cp.FinishedAt == nil {
+		if cp, err = loadState(ctx, st, FinishedState, "to forget the last finished pass"); err != nil || cp == nil || cp.FinishedAt == nil {
+			return 0, false, err
+		}
+	}
+	return cp.FinishedAt.Sub(cp.StartedAt), true, nil
 }

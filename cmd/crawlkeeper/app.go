@@ -76,10 +76,13 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				return a.exit(c.run(ctx, a, []string{"-h"}))
 			}
 		}
-		a.usage()
+		// Help asked for goes to stdout (`crawlkeeper --help | less`);
+		// no command at all is a usage error.
 		if len(args) == 0 {
+			a.usage(stderr)
 			return 2
 		}
+		a.usage(stdout)
 		return 0
 	}
 	if args[0] == "version" || args[0] == "--version" {
@@ -116,8 +119,8 @@ func (a *app) exit(err error) int {
 	return 1
 }
 
-func (a *app) usage() {
-	fmt.Fprint(a.stderr, `crawlkeeper keeps crawled data clean, fresh and accountable.
+func (a *app) usage(w io.Writer) {
+	fmt.Fprint(w, `crawlkeeper keeps crawled data clean, fresh and accountable.
 
 Usage: crawlkeeper COMMAND [flags] [args]
 
@@ -129,9 +132,9 @@ Commands:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(a.stderr, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprint(a.stderr, `
+	fmt.Fprint(w, `
 Every command takes:
   --data DIR      embedded store folder (default ./crawlkeeper-data)
   --store URL     record store (default: SQLite file in --data)
@@ -155,7 +158,7 @@ func (a *app) newFlags(name, usage string) *flag.FlagSet {
 	fs.StringVar(&a.nowText, "now", "", "use this RFC 3339 `time` as the clock")
 	fs.BoolVar(&a.json, "json", false, "print machine-readable JSON")
 	fs.Usage = func() {
-		fmt.Fprintf(a.stderr, "Usage: crawlkeeper %s\n\nFlags:\n", usage)
+		fmt.Fprintf(fs.Output(), "Usage: crawlkeeper %s\n\nFlags:\n", usage)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -169,8 +172,13 @@ func envOr(name, def string) string {
 }
 
 // parse parses flags that may come before, between or after positional
-// arguments, loads the configuration and sets the clock.
+// arguments, up to a "--" after which every argument is positional, loads
+// the configuration and sets the clock. Help asked for with -h or --help
+// goes to stdout; the usage after a mistake goes to stderr.
 func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	if helpAsked(args) {
+		fs.SetOutput(a.stdout)
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -180,6 +188,11 @@ func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			return nil, &usageError{msg: err.Error()}
 		}
 		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			// The flag package stopped at "--" and dropped it.
+			pos = append(pos, rest...)
+			break
+		}
 		if len(rest) == 0 {
 			break
 		}
@@ -190,6 +203,19 @@ func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		return nil, err
 	}
 	return pos, nil
+}
+
+// helpAsked reports whether args ask for help before any "--".
+func helpAsked(args []string) bool {
+	for _, arg := range args {
+		switch arg {
+		case "--":
+			return false
+		case "-h", "-help", "--h", "--help":
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) setup() error {

@@ -139,8 +139,20 @@ func runArchive(ctx context.Context, a *app, args []string) (err error) {
 	if rep.Skipped > 0 {
 		fmt.Fprintf(a.stdout, "%d records changed during the pass and were left for the next one\n", rep.Skipped)
 	}
-	if n := len(rep.NotActive); n > 0 {
-		fmt.Fprintf(a.stdout, "%s not active (unknown, or archived already): %s\n", plural(n, "id"), joinIDs(rep.NotActive, 20))
+	if len(rep.NotActive) > 0 {
+		unknown, archived, _, err := classifyIDs(ctx, env.store, rep.NotActive)
+		if err != nil {
+			return err
+		}
+		if n := len(archived); n > 0 {
+			fmt.Fprintf(a.stdout, "%s archived already (nothing to do): %s\n", plural(n, "record"), joinIDs(archived, 20))
+		}
+		if n := len(unknown); n > 0 {
+			fmt.Fprintf(a.stdout, "%s %s: %s\n", plural(n, "id"), doNotExist(n), joinIDs(unknown, 20))
+			if rep.Archived == 0 {
+				return errors.New("no record was archived")
+			}
+		}
 	}
 	if rep.Reparsed > 0 {
 		fmt.Fprintf(a.stdout, "re-read event fields of %d records, %d changed\n", rep.Reparsed, rep.ReparseChanged)
@@ -262,7 +274,16 @@ func runRestore(ctx context.Context, a *app, args []string) error {
 	}
 	fmt.Fprintln(a.stdout)
 	if len(rep.NotArchived) > 0 {
-		fmt.Fprintf(a.stdout, "not archived (nothing to do): %v\n", rep.NotArchived)
+		unknown, _, active, err := classifyIDs(ctx, env.store, rep.NotArchived)
+		if err != nil {
+			return err
+		}
+		if n := len(active); n > 0 {
+			fmt.Fprintf(a.stdout, "%s active already (nothing to do): %s\n", plural(n, "record"), joinIDs(active, 20))
+		}
+		if n := len(unknown); n > 0 {
+			fmt.Fprintf(a.stdout, "%s %s: %s\n", plural(n, "id"), doNotExist(n), joinIDs(unknown, 20))
+		}
 	}
 	for _, d := range rep.StillDue {
 		fmt.Fprintf(a.stdout, "note: record %d is still due by the %s rule; the next archive pass will move it again unless the configuration changes\n", d.ID, d.Reason)
@@ -271,6 +292,33 @@ func runRestore(ctx context.Context, a *app, args []string) error {
 		return errors.New("no record was restored")
 	}
 	return nil
+}
+
+// classifyIDs sorts ids a command could not act on into the ones no
+// record has, the archived records and the active ones, so that a typo
+// in an id is not reported as "nothing to do".
+func classifyIDs(ctx context.Context, st crawlkeeper.Store, ids []int64) (unknown, archived, active []int64, err error) {
+	for _, id := range ids {
+		r, err := st.Get(ctx, id)
+		switch {
+		case crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND:
+			unknown = append(unknown, id)
+		case err != nil:
+			return nil, nil, nil, err
+		case r.ArchivedAt != nil:
+			archived = append(archived, id)
+		default:
+			active = append(active, id)
+		}
+	}
+	return unknown, archived, active, nil
+}
+
+func doNotExist(n int) string {
+	if n == 1 {
+		return "does not exist"
+	}
+	return "do not exist"
 }
 
 // idList collects record ids from repeated or comma-separated flags.

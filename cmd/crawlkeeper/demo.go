@@ -91,7 +91,7 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 		addr:         *addr,
 		clock:        clock,
 		archiveEvery: 10 * time.Second,
-		prepare: func(ctx context.Context, srv *httpapi.Server, env *env) error {
+		prepare: func(ctx context.Context, srv *httpapi.Server, env *env, archive *archiveRunner) error {
 			if env.mon == nil {
 				return fmt.Errorf("demo: the crawl monitor is not available")
 			}
@@ -100,7 +100,9 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 				for i := range metas {
 					metas[i] = meta
 				}
-				_, err := srv.Ingester.IngestItems(ctx, items, metas)
+				// Through the server, so the simulated crawl is counted
+				// on /metrics and the overview like one through the API.
+				_, err := srv.IngestItems(ctx, items, metas)
 				return err
 			}
 			sim = demo.New(ingest, env.mon, present.Add(-*past), *seed)
@@ -111,16 +113,13 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 			}
 			// The past goes through the paths serve uses: the ingester,
 			// the archive loop's pass under its lease, the alert engine.
-			// The demo's store is its own, so its lease may follow the
-			// simulated clock.
 			quiet := slog.New(slog.DiscardHandler)
-			holder := &crawlkeeper.LeaseHolder{Store: env.store, Name: crawlkeeper.ArchiverLease, Owner: crawlkeeper.ProcessOwner(), TTL: 3 * time.Hour, Now: clock}
 			alertEng := env.alertEngine(quiet)
 			began := time.Now()
 			fmt.Fprintf(a.stdout, "simulating the past %s first, so every page has data at once...\n", crawlkeeper.Duration(*past))
 			err := sim.Replay(ctx, present.Add(-*past), present, 5*time.Minute, func(t time.Time) { warm.Store(t.UnixNano()) },
 				demo.Task{Every: 2 * time.Hour, Run: func(ctx context.Context, _ time.Time) error {
-					archiveTick(ctx, &archiveRunner{holder: holder, arch: srv.Archiver, store: env.store}, srv.Metrics, quiet, clock)
+					archiveTick(ctx, archive, srv.Metrics, quiet, clock)
 					return nil
 				}},
 				demo.Task{Every: time.Hour, Run: func(ctx context.Context, _ time.Time) error {

@@ -165,13 +165,6 @@ func (e *env) extraLoops(srv *httpapi.Server, logger *slog.Logger) []func(contex
 			crawlkeeper.RunMerger(ctx, e.mon, time.Minute, e.a.now, func(err error) { logger.Warn("merge buckets", "err", err) })
 			return ctx.Err()
 		})
-		loops = append(loops, func(ctx context.Context) error {
-			return tick(ctx, 30*time.Second, func(ctx context.Context) {
-				if err := srv.Metrics.RefreshRounds(ctx, e.mon); err != nil {
-					logger.Warn("refresh round metrics", "err", err)
-				}
-			})
-		})
 	}
 	return loops
 }

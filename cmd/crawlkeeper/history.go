@@ -56,13 +56,19 @@ func runHistory(ctx context.Context, a *app, args []string) error {
 	return a.printJSON(versionLine{ID: rec.ID, Version: rec.Version, Current: true, ContentHash: rec.ContentHash, ValidFrom: rec.LastChangedAt, Item: rec.Item})
 }
 
-// lookupRecord finds a record by id (all digits) or by key.
+// lookupRecord finds a record by id (all digits) or by key. A number that
+// is no record's id is tried as a key too, and the error names both.
 func lookupRecord(ctx context.Context, st crawlkeeper.Store, ref string) (*crawlkeeper.Record, error) {
-	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+	id, perr := strconv.ParseInt(ref, 10, 64)
+	if perr == nil {
 		r, err := st.Get(ctx, id)
 		if crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
 			return r, err
 		}
 	}
-	return st.GetByKey(ctx, ref)
+	r, err := st.GetByKey(ctx, ref)
+	if perr == nil && crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
+		return nil, crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "no record with id %d (and no record with the key %q); `crawlkeeper records` lists ids and keys", id, ref)
+	}
+	return r, err
 }

@@ -103,6 +103,10 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	} else {
 		printIngestSummary(a.stdout, sum)
 	}
+	if sum.NoSource > 0 {
+		fmt.Fprintf(a.stderr, "crawlkeeper: warning: %s had no source (no _source field and no --source) and %s stored under the empty source name\n",
+			plural(sum.NoSource, "item"), map[bool]string{true: "was", false: "were"}[sum.NoSource == 1])
+	}
 	if ingestErr != nil {
 		return fmt.Errorf("ingest stopped after %d items: %w", sum.Read, ingestErr)
 	}

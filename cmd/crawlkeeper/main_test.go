@@ -165,7 +165,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"records", "--bogus"}, 2, "bogus"},
 		{[]string{"ingest", "/does/not/exist.jsonl"}, 1, "open input"},
 		{[]string{"stats", "--store", "ftp://x"}, 1, `unknown store scheme "ftp"`},
-		{[]string{"history", "424242"}, 1, "not found"},
+		{[]string{"history", "424242"}, 1, `no record with id 424242 (and no record with the key "424242")`},
 	} {
 		_, errs, code := c.run("", tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {

@@ -40,11 +40,12 @@ var roundSubs = map[string]func(ctx context.Context, a *app, args []string) erro
 }
 
 func runRound(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprintf(a.stderr, "Usage: crawlkeeper %s\n", roundUsage)
-		if len(args) == 0 {
-			return usagef("round needs a subcommand")
-		}
+		return usagef("round needs a subcommand")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(a.stdout, "Usage: crawlkeeper %s\n", roundUsage)
 		return nil
 	}
 	sub, ok := roundSubs[args[0]]

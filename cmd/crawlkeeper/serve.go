@@ -32,7 +32,7 @@ type serveOptions struct {
 	ready func(addr string)
 	// prepare, when set, runs once the server is wired and before it
 	// listens (the demo's simulated past).
-	prepare func(ctx context.Context, srv *httpapi.Server, env *env) error
+	prepare func(ctx context.Context, srv *httpapi.Server, env *env, archive *archiveRunner) error
 	// simulate, when set, runs next to the server with its wiring (the
 	// demo's simulated crawl).
 	simulate func(ctx context.Context, srv *httpapi.Server, env *env) error
@@ -124,9 +124,10 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	// the one archiver lease that every process sharing the store takes.
 	runner := env.archiveRunner(srv.Archiver, opts)
 	srv.RunArchive = runner.runByHand
+	env.refreshMetrics(m)
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
 	if opts.prepare != nil {
-		if err := opts.prepare(ctx, srv, env); err != nil {
+		if err := opts.prepare(ctx, srv, env, runner); err != nil {
 			return err
 		}
 	}
@@ -251,15 +252,33 @@ func (e *env) backgroundLoops(srv *httpapi.Server, runner *archiveRunner, logger
 			})
 		})
 	}
-	loops = append(loops, func(ctx context.Context) error {
-		return tick(ctx, 15*time.Second, func(ctx context.Context) {
-			if err := srv.Metrics.RefreshStore(ctx, e.store); err != nil && ctx.Err() == nil {
-				logger.Warn("refresh metrics", "err", err)
-				srv.Metrics.Error("metrics")
-			}
-		})
-	})
 	return append(loops, e.extraLoops(srv, logger)...)
+}
+
+// refreshMetrics has m read, at every scrape, the gauges that come from
+// the store (which other processes write too): record counts, round
+// progress, and the rescan's pass, position and freshness.
+func (e *env) refreshMetrics(m *metrics.Metrics) {
+	m.OnScrape(func(ctx context.Context) error { return m.RefreshStore(ctx, e.store) })
+	if e.mon != nil {
+		m.OnScrape(func(ctx context.Context) error { return m.RefreshRounds(ctx, e.mon) })
+	}
+	if eng := e.eng; eng != nil {
+		eng.Observer = m
+		m.OnScrape(func(ctx context.Context) error {
+			now := e.a.now()
+			st, err := pipeline.ReadStatus(ctx, e.store, eng.Chain(), eng.Period, now)
+			if err != nil {
+				return err
+			}
+			last, finished, err := pipeline.LastPassDuration(ctx, e.store)
+			if err != nil {
+				return err
+			}
+			m.SetPipeline(st, last, finished, now)
+			return nil
+		})
+	}
 }
 
 // tick runs fn now and then every interval until ctx ends.

@@ -118,8 +118,9 @@ func (b *browser) shot(name string) string {
 
 // TestBrowserDemoFirstMinute runs the real `crawlkeeper demo` and looks
 // at it in Chromium within the first minute after it starts serving: the
-// simulated week is there at once (records active and archived, archive
-// passes, a chart of items per hour and of moves per day, freshness), the
+// simulated week is there at once (records active and archived, items
+// counted and duplicates avoided, archive passes, a chart of items per
+// hour and of moves per day, freshness), the
 // demo's incidents have set off its alert rules (a stalled events round,
 // the silent news site, the jobs round without salaries), and the
 // operator sees them where they look: the banner on every page, the
@@ -142,7 +143,9 @@ func TestBrowserDemoFirstMinute(t *testing.T) {
 		b.expectChart(sel)
 	}
 	overview := b.shot("demo-overview.png")
-	for _, k := range []string{"active", "archived", "date_errors"} {
+	// The simulated week went through the counted ingest path: items
+	// since start and duplicates avoided count it.
+	for _, k := range []string{"active", "archived", "date_errors", "accepted", "unchanged"} {
 		if n := b.num("", k); n <= 0 {
 			b.errorf("overview %s: %d in the first minute of the demo (screenshot %s)", k, n, overview)
 		}
