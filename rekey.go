@@ -363,6 +363,7 @@ type rekeyRun struct {
 	// one call each at the end of a page or before anything looks at their
 	// keys or records (pendingKeys, pendingIDs).
 	pending       map[string]KeyChange
+	pendingRecs   map[string]*Record // the record of each pending key change
 	pendingMerges []*RekeyMerge
 	pendingKeys   map[string]bool
 	pendingIDs    map[int64]bool
@@ -396,7 +397,7 @@ func (r *rekeyRun) source(p *SourcePolicy, archived bool) error {
 		if err != nil {
 			return err
 		}
-		r.pending = map[string]KeyChange{}
+		r.pending, r.pendingRecs = map[string]KeyChange{}, map[string]*Record{}
 		r.pendingMerges, r.pendingKeys, r.pendingIDs = nil, map[string]bool{}, map[int64]bool{}
 		r.touched = map[int64]bool{}
 		for _, rec := range page.Records {
@@ -457,9 +458,18 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 		// Only the readable parts changed: no other record can hold the
 		// key.
 		r.pending[key] = KeyChange{State: StateOf(rec), Archived: rec.Archived(), Key: key, KeyParts: parts}
+		r.pendingRecs[key] = rec
 		return nil
 	}
-	if _, ok := r.pending[key]; ok || r.pendingKeys[key] {
+	if holder, ok := r.pendingRecs[key]; ok {
+		// An earlier record of the page was to take the key: it is merged
+		// with this one instead (duplicates often come next to each other,
+		// and writing the key change first would cost a commit each).
+		delete(r.pending, key)
+		delete(r.pendingRecs, key)
+		return r.merge(rec, holder, key, parts)
+	}
+	if r.pendingKeys[key] {
 		if err := r.flush(); err != nil {
 			return err
 		}
@@ -468,6 +478,7 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 	switch {
 	case ErrorCode(err) == ENOTFOUND:
 		r.pending[key] = KeyChange{State: StateOf(rec), Archived: rec.Archived(), Key: key, KeyParts: parts}
+		r.pendingRecs[key] = rec
 		return nil
 	case err != nil:
 		return err
@@ -547,7 +558,7 @@ func (r *rekeyRun) notify(m *RekeyMerge) {
 func (r *rekeyRun) flush() error {
 	if len(r.pending) > 0 {
 		changes := slices.SortedFunc(maps.Values(r.pending), func(a, b KeyChange) int { return cmp.Compare(a.State.ID, b.State.ID) })
-		r.pending = map[string]KeyChange{}
+		r.pending, r.pendingRecs = map[string]KeyChange{}, map[string]*Record{}
 		done, err := r.k.Store.RewriteKeys(r.ctx, changes)
 		if err != nil {
 			return err
