@@ -452,7 +452,7 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 		return nil
 	}
 	if r.dry != nil {
-		return r.dryRecord(rec, key, depth)
+		return r.dryRecord(rec, key, parts, depth)
 	}
 	if key == rec.Key {
 		// Only the readable parts changed: no other record can hold the
@@ -595,7 +595,7 @@ func (r *rekeyRun) flush() error {
 // dryRecord decides what the run would do with rec, whose new key is key,
 // without writing: the keys it would give are remembered in place of the
 // store's key index.
-func (r *rekeyRun) dryRecord(rec *Record, key string, depth int) error {
+func (r *rekeyRun) dryRecord(rec *Record, key string, parts []string, depth int) error {
 	holderID, found := r.dry.keys[key]
 	if !found {
 		holder, err := r.k.Store.GetByKey(r.ctx, key)
@@ -605,16 +605,16 @@ func (r *rekeyRun) dryRecord(rec *Record, key string, depth int) error {
 			return err
 		case holder.ID == rec.ID || r.dry.gone[holder.ID] || r.dry.moved[holder.ID] != "":
 		default:
-			hk, _, err := RecomputeKey(r.policyOf(holder), holder.Item)
+			hk, hparts, err := RecomputeKey(r.policyOf(holder), holder.Item)
 			if err == nil && hk != key {
 				if depth > 16 {
 					return fmt.Errorf("%w (record %d and %d)", errKeyCycle, rec.ID, holder.ID)
 				}
 				// The holder moves away first.
-				if err := r.dryRecord(holder, hk, depth+1); err != nil {
+				if err := r.dryRecord(holder, hk, hparts, depth+1); err != nil {
 					return err
 				}
-				return r.dryRecord(rec, key, depth+1)
+				return r.dryRecord(rec, key, parts, depth+1)
 			}
 			holderID, found = holder.ID, true
 		}
@@ -632,7 +632,7 @@ func (r *rekeyRun) dryRecord(rec *Record, key string, depth int) error {
 	r.rep.Merges++
 	r.rep.Merged++
 	if r.k.OnMerge != nil {
-		r.k.OnMerge(MergeJournalEntry{Survivor: survivor, Merged: []int64{gone}, Source: rec.Source, Key: key, OldKeys: map[int64]string{rec.ID: rec.Key}})
+		r.k.OnMerge(MergeJournalEntry{Survivor: survivor, Merged: []int64{gone}, Source: rec.Source, Key: key, KeyParts: parts, OldKeys: map[int64]string{rec.ID: rec.Key}})
 	}
 	return nil
 }
