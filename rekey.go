@@ -37,16 +37,17 @@ type RekeyStore interface {
 	// ECONFLICT; where there is a transaction nothing is written, otherwise
 	// the changes before the conflicting one may be.
 	RewriteKeys(ctx context.Context, changes []KeyChange) ([]int64, error)
-	// MergeRecords applies one merge (PlanRekeyMerge): the survivor is
-	// written in its final state to the table its ArchivedAt names, the
-	// other records and every history entry of the group are replaced by
-	// the merged history, and the merge is journaled (RekeyJournal), all
-	// only while every record of the group is still in the state of
-	// m.From. It reports false, writing nothing, when one is not. On an
-	// engine without multi-document transactions the store makes the
-	// merge complete itself after a crash (an intent written first): a
-	// later call of MergeRecords, RewriteKeys or Check rolls it forward.
-	MergeRecords(ctx context.Context, m *RekeyMerge) (bool, error)
+	// MergeRecords applies merges (PlanRekeyMerge) of disjoint groups:
+	// for each, the survivor is written in its final state to the table
+	// its ArchivedAt names, the other records and every history entry of
+	// the group are replaced by the merged history, and the merge is
+	// journaled (RekeyJournal), all only while every record of the group
+	// is still in the state of m.From. It reports, per merge, whether it
+	// was applied (a merge whose group changed writes nothing). Where the
+	// engine has transactions all merges are one transaction; otherwise
+	// each merge completes itself after a crash (an intent written first):
+	// a later call of MergeRecords, RewriteKeys or Check rolls it forward.
+	MergeRecords(ctx context.Context, ms []*RekeyMerge) ([]bool, error)
 }
 
 // KeyChange is the new key of one record.
@@ -358,9 +359,14 @@ type rekeyRun struct {
 	rep *RekeyReport
 	ctx context.Context
 	p   *SourcePolicy
-	// pending are key changes without a collision, written in one call at
-	// the end of a page or before anything looks at their keys.
-	pending map[string]KeyChange
+	// pending are key changes without a collision, and merges, written in
+	// one call each at the end of a page or before anything looks at their
+	// keys or records (pendingKeys, pendingIDs).
+	pending       map[string]KeyChange
+	pendingRecs   map[string]*Record // the record of each pending key change
+	pendingMerges []*RekeyMerge
+	pendingKeys   map[string]bool
+	pendingIDs    map[int64]bool
 	// touched are the ids of this page merged or re-keyed early; their
 	// copies in the page are stale and are read again.
 	touched map[int64]bool
@@ -391,7 +397,8 @@ func (r *rekeyRun) source(p *SourcePolicy, archived bool) error {
 		if err != nil {
 			return err
 		}
-		r.pending = map[string]KeyChange{}
+		r.pending, r.pendingRecs = map[string]KeyChange{}, map[string]*Record{}
+		r.pendingMerges, r.pendingKeys, r.pendingIDs = nil, map[string]bool{}, map[int64]bool{}
 		r.touched = map[int64]bool{}
 		for _, rec := range page.Records {
 			r.rep.Scanned++
@@ -421,6 +428,11 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 	if r.dry != nil && (r.dry.gone[rec.ID] || r.dry.moved[rec.ID] != "") {
 		return nil
 	}
+	if r.pendingIDs[rec.ID] {
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
 	if r.touched[rec.ID] {
 		cur, err := r.k.Store.Get(r.ctx, rec.ID)
 		if ErrorCode(err) == ENOTFOUND {
@@ -440,15 +452,24 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 		return nil
 	}
 	if r.dry != nil {
-		return r.dryRecord(rec, key, depth)
+		return r.dryRecord(rec, key, parts, depth)
 	}
 	if key == rec.Key {
 		// Only the readable parts changed: no other record can hold the
 		// key.
 		r.pending[key] = KeyChange{State: StateOf(rec), Archived: rec.Archived(), Key: key, KeyParts: parts}
+		r.pendingRecs[key] = rec
 		return nil
 	}
-	if _, ok := r.pending[key]; ok {
+	if holder, ok := r.pendingRecs[key]; ok {
+		// An earlier record of the page was to take the key: it is merged
+		// with this one instead (duplicates often come next to each other,
+		// and writing the key change first would cost a commit each).
+		delete(r.pending, key)
+		delete(r.pendingRecs, key)
+		return r.merge(rec, holder, key, parts)
+	}
+	if r.pendingKeys[key] {
 		if err := r.flush(); err != nil {
 			return err
 		}
@@ -457,18 +478,27 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 	switch {
 	case ErrorCode(err) == ENOTFOUND:
 		r.pending[key] = KeyChange{State: StateOf(rec), Archived: rec.Archived(), Key: key, KeyParts: parts}
+		r.pendingRecs[key] = rec
 		return nil
 	case err != nil:
 		return err
 	case holder.ID == rec.ID:
 		return nil
-	}
-	if err := r.flush(); err != nil {
-		return err
+	case r.pendingIDs[holder.ID]:
+		// The holder is in a merge not written yet: write it and look
+		// again.
+		if err := r.flush(); err != nil {
+			return err
+		}
+		r.touched[rec.ID] = true
+		return r.record(rec, depth+1)
 	}
 	hk, _, err := RecomputeKey(r.policyOf(holder), holder.Item)
 	if err == nil && hk != key {
 		// The holder's key moves too: move it first, then look again.
+		if err := r.flush(); err != nil {
+			return err
+		}
 		if depth > 16 {
 			return fmt.Errorf("%w (record %d and %d)", errKeyCycle, rec.ID, holder.ID)
 		}
@@ -498,25 +528,19 @@ func (r *rekeyRun) policyOf(rec *Record) *SourcePolicy {
 	return p
 }
 
-// merge merges rec into the record holding its new key.
+// merge plans the merge of rec into the record holding its new key; the
+// next flush writes it.
 func (r *rekeyRun) merge(rec, holder *Record, key string, parts []string) error {
 	hist, err := r.k.Store.HistoryMany(r.ctx, []int64{rec.ID, holder.ID})
 	if err != nil {
 		return err
 	}
 	m := PlanRekeyMerge([]*Record{rec, holder}, hist, key, parts, r.k.now())
-	ok, err := r.k.Store.MergeRecords(r.ctx, m)
-	if err != nil {
-		return err
+	r.pendingMerges = append(r.pendingMerges, m)
+	r.pendingKeys[key] = true
+	for _, id := range m.IDs() {
+		r.pendingIDs[id] = true
 	}
-	r.touched[rec.ID], r.touched[holder.ID] = true, true
-	if !ok {
-		r.rep.Skipped++
-		return nil
-	}
-	r.rep.Merges++
-	r.rep.Merged += int64(len(m.From) - 1)
-	r.notify(m)
 	return nil
 }
 
@@ -529,21 +553,41 @@ func (r *rekeyRun) notify(m *RekeyMerge) {
 	r.k.OnMerge(e)
 }
 
-// flush writes the pending key changes.
+// flush writes the pending key changes, then the pending merges (their
+// records and keys are disjoint, so the order does not matter).
 func (r *rekeyRun) flush() error {
-	if len(r.pending) == 0 {
-		return nil
+	if len(r.pending) > 0 {
+		changes := slices.SortedFunc(maps.Values(r.pending), func(a, b KeyChange) int { return cmp.Compare(a.State.ID, b.State.ID) })
+		r.pending, r.pendingRecs = map[string]KeyChange{}, map[string]*Record{}
+		done, err := r.k.Store.RewriteKeys(r.ctx, changes)
+		if err != nil {
+			return err
+		}
+		r.rep.Rekeyed += int64(len(done))
+		r.rep.Skipped += int64(len(changes) - len(done))
+		for _, id := range done {
+			r.touched[id] = true
+		}
 	}
-	changes := slices.SortedFunc(maps.Values(r.pending), func(a, b KeyChange) int { return cmp.Compare(a.State.ID, b.State.ID) })
-	r.pending = map[string]KeyChange{}
-	done, err := r.k.Store.RewriteKeys(r.ctx, changes)
-	if err != nil {
-		return err
-	}
-	r.rep.Rekeyed += int64(len(done))
-	r.rep.Skipped += int64(len(changes) - len(done))
-	for _, id := range done {
-		r.touched[id] = true
+	if len(r.pendingMerges) > 0 {
+		ms := r.pendingMerges
+		r.pendingMerges, r.pendingKeys, r.pendingIDs = nil, map[string]bool{}, map[int64]bool{}
+		applied, err := r.k.Store.MergeRecords(r.ctx, ms)
+		if err != nil {
+			return err
+		}
+		for i, m := range ms {
+			for _, id := range m.IDs() {
+				r.touched[id] = true
+			}
+			if !applied[i] {
+				r.rep.Skipped++
+				continue
+			}
+			r.rep.Merges++
+			r.rep.Merged += int64(len(m.From) - 1)
+			r.notify(m)
+		}
 	}
 	return nil
 }
@@ -551,7 +595,7 @@ func (r *rekeyRun) flush() error {
 // dryRecord decides what the run would do with rec, whose new key is key,
 // without writing: the keys it would give are remembered in place of the
 // store's key index.
-func (r *rekeyRun) dryRecord(rec *Record, key string, depth int) error {
+func (r *rekeyRun) dryRecord(rec *Record, key string, parts []string, depth int) error {
 	holderID, found := r.dry.keys[key]
 	if !found {
 		holder, err := r.k.Store.GetByKey(r.ctx, key)
@@ -561,16 +605,16 @@ func (r *rekeyRun) dryRecord(rec *Record, key string, depth int) error {
 			return err
 		case holder.ID == rec.ID || r.dry.gone[holder.ID] || r.dry.moved[holder.ID] != "":
 		default:
-			hk, _, err := RecomputeKey(r.policyOf(holder), holder.Item)
+			hk, hparts, err := RecomputeKey(r.policyOf(holder), holder.Item)
 			if err == nil && hk != key {
 				if depth > 16 {
 					return fmt.Errorf("%w (record %d and %d)", errKeyCycle, rec.ID, holder.ID)
 				}
 				// The holder moves away first.
-				if err := r.dryRecord(holder, hk, depth+1); err != nil {
+				if err := r.dryRecord(holder, hk, hparts, depth+1); err != nil {
 					return err
 				}
-				return r.dryRecord(rec, key, depth+1)
+				return r.dryRecord(rec, key, parts, depth+1)
 			}
 			holderID, found = holder.ID, true
 		}
@@ -588,7 +632,7 @@ func (r *rekeyRun) dryRecord(rec *Record, key string, depth int) error {
 	r.rep.Merges++
 	r.rep.Merged++
 	if r.k.OnMerge != nil {
-		r.k.OnMerge(MergeJournalEntry{Survivor: survivor, Merged: []int64{gone}, Source: rec.Source, Key: key, OldKeys: map[int64]string{rec.ID: rec.Key}})
+		r.k.OnMerge(MergeJournalEntry{Survivor: survivor, Merged: []int64{gone}, Source: rec.Source, Key: key, KeyParts: parts, OldKeys: map[int64]string{rec.ID: rec.Key}})
 	}
 	return nil
 }

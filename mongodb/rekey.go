@@ -221,14 +221,31 @@ func (s *Store) finishKeyIntent(ctx context.Context, in *rekeyIntent) error {
 	return s.wrap("rewrite keys", err)
 }
 
-// MergeRecords implements crawlkeeper.RekeyStore: the group is read, and
-// when every record is in the state the merge was decided on (and none is
-// being moved), an intent with the merged record and history is written
-// and rolled forward (see the notes at the top of this file).
-func (s *Store) MergeRecords(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
-	if err := s.repairRekeys(ctx); err != nil {
-		return false, err
+// MergeRecords implements crawlkeeper.RekeyStore: for each merge in turn
+// the group is read, and when every record is in the state the merge was
+// decided on (and none is being moved), an intent with the merged record
+// and history is written and rolled forward (see the notes at the top of
+// this file).
+func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) ([]bool, error) {
+	applied := make([]bool, len(ms))
+	if len(ms) == 0 {
+		return applied, nil
 	}
+	if err := s.repairRekeys(ctx); err != nil {
+		return nil, err
+	}
+	for i, m := range ms {
+		ok, err := s.mergeOne(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		applied[i] = ok
+	}
+	return applied, nil
+}
+
+// mergeOne applies one merge under its own intent.
+func (s *Store) mergeOne(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
 	ids := m.IDs()
 	moving, err := s.moving(ctx, ids)
 	if err != nil {

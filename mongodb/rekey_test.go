@@ -40,6 +40,16 @@ func TestCrashDuringRekey(t *testing.T) {
 					items = append(items, p)
 				}
 			}
+			// Records that only get a new key (no merge): the steps of key
+			// changes.
+			for i := range 2 {
+				b, _ := json.Marshal(map[string]any{"_source": "s", "title": fmt.Sprintf("Solo %d", i), "url": fmt.Sprintf("https://x.example/solo/%d/", i)})
+				p, err := (&crawlkeeper.Preparer{Config: old}).Prepare(b, 1, crawlkeeper.Meta{}, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				items = append(items, p)
+			}
 			for i, p := range items {
 				if _, err := s.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{p}, Now: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
 					t.Fatal(err)
@@ -68,8 +78,8 @@ func TestCrashDuringRekey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Active != 3 || st.History != 3 {
-				t.Fatalf("after the rerun: %d active records with %d history entries, want 3 and 3", st.Active, st.History)
+			if st.Active != 5 || st.History != 3 {
+				t.Fatalf("after the rerun: %d active records with %d history entries, want 5 and 3", st.Active, st.History)
 			}
 			j, err := s.Journal(ctx, crawlkeeper.RekeyJournal, 10)
 			if err != nil || len(j) != 3 {

@@ -106,21 +106,48 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 }
 
 // MergeRecords implements crawlkeeper.RekeyStore in one transaction: the
-// keys of the group are locked, the records read and locked, and when all
-// are in the state the merge was decided on, the group is replaced by the
+// keys of every group are locked, the records read and locked, and each
+// group still in the state its merge was decided on is replaced by the
 // survivor and its merged history, and the merge journaled.
-func (s *Store) MergeRecords(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
-	applied := false
+func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) ([]bool, error) {
+	applied := make([]bool, len(ms))
+	if len(ms) == 0 {
+		return applied, nil
+	}
 	err := s.inTx(ctx, "merge", func(tx *sql.Tx) error {
-		applied = false
-		ids := m.IDs()
-		var oldKeys []string
-		for _, f := range m.From {
-			oldKeys = append(oldKeys, f.Key)
+		var oldKeys, newKeys []string
+		var ids []int64
+		for _, m := range ms {
+			for _, f := range m.From {
+				oldKeys = append(oldKeys, f.Key)
+			}
+			newKeys = append(newKeys, m.Survivor.Key)
+			ids = append(ids, m.IDs()...)
 		}
-		if err := s.lockRekeyKeys(ctx, tx, oldKeys, []string{m.Survivor.Key}, ids); err != nil {
+		if err := s.lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids); err != nil {
 			return err
 		}
+		for i, m := range ms {
+			ok, err := s.mergeOne(ctx, tx, m)
+			if err != nil {
+				return err
+			}
+			applied[i] = ok
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return applied, nil
+}
+
+// mergeOne applies one merge in tx, whose keys are locked, when its group
+// is still in the state it was decided on.
+func (s *Store) mergeOne(ctx context.Context, tx *sql.Tx, m *crawlkeeper.RekeyMerge) (bool, error) {
+	applied := false
+	err := func() error {
+		ids := m.IDs()
 		type state struct {
 			archived         bool
 			version, updated int64
@@ -181,9 +208,6 @@ func (s *Store) MergeRecords(ctx context.Context, m *crawlkeeper.RekeyMerge) (bo
 		}
 		applied = true
 		return nil
-	})
-	if err != nil {
-		return false, err
-	}
-	return applied, nil
+	}()
+	return applied, err
 }

@@ -70,14 +70,36 @@ func keyConflict(what string, err error) error {
 }
 
 // MergeRecords implements crawlkeeper.RekeyStore: the states are read and
-// every write made in one transaction, so a crash leaves the group as it
-// was or merged, never half merged.
-func (s *Store) MergeRecords(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
+// every write of every merge made in one transaction, so a crash leaves
+// each group as it was or merged, never half merged.
+func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) ([]bool, error) {
+	applied := make([]bool, len(ms))
+	if len(ms) == 0 {
+		return applied, nil
+	}
 	tx, err := s.beginWrite(ctx)
 	if err != nil {
-		return false, fmt.Errorf("merge: begin: %w", err)
+		return nil, fmt.Errorf("merge: begin: %w", err)
 	}
 	defer tx.Rollback()
+	w := s.newWriter(ctx, tx)
+	defer w.close()
+	for i, m := range ms {
+		if applied[i], err = s.mergeOne(ctx, tx, w, m); err != nil {
+			return nil, err
+		}
+	}
+	w.close()
+	if err := s.commitWrite(ctx, tx); err != nil {
+		return nil, fmt.Errorf("merge: commit: %w", err)
+	}
+	return applied, nil
+}
+
+// mergeOne applies one merge in tx when its group is still in the state
+// it was decided on.
+func (s *Store) mergeOne(ctx context.Context, tx *sql.Tx, w *writer, m *crawlkeeper.RekeyMerge) (bool, error) {
+	var err error
 	ids := m.IDs()
 	type state struct {
 		archived         bool
@@ -104,8 +126,6 @@ func (s *Store) MergeRecords(ctx context.Context, m *crawlkeeper.RekeyMerge) (bo
 	}) {
 		return false, nil
 	}
-	w := s.newWriter(ctx, tx)
-	defer w.close()
 	for _, id := range ids {
 		for _, q := range []string{`DELETE FROM history WHERE record_id = ?`, `DELETE FROM active WHERE id = ?`, `DELETE FROM archive WHERE id = ?`} {
 			if _, err := w.exec(q, id); err != nil {
@@ -130,10 +150,6 @@ func (s *Store) MergeRecords(ctx context.Context, m *crawlkeeper.RekeyMerge) (bo
 	}
 	if _, err := w.exec(`INSERT INTO journal (kind, at, body) VALUES (?, ?, ?)`, crawlkeeper.RekeyJournal, m.At.UnixMicro(), []byte(m.JournalBody())); err != nil {
 		return false, fmt.Errorf("merge %d: journal: %w", r.ID, err)
-	}
-	w.close()
-	if err := s.commitWrite(ctx, tx); err != nil {
-		return false, fmt.Errorf("merge: commit: %w", err)
 	}
 	return true, nil
 }

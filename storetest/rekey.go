@@ -375,10 +375,10 @@ func testRekeyConditions(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	m := crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{ra, rb}, nil, p.Key, p.KeyParts, T0)
 	// b is re-crawled after the decision.
 	e.deliver(T0.Add(2*time.Hour), "s", "Cond", "https://x.example/c")
-	applied, err := e.Store.MergeRecords(ctx, m)
+	applied, err := e.Store.MergeRecords(ctx, []*crawlkeeper.RekeyMerge{m})
 	ok(t, err)
-	if applied {
-		t.Fatal("a merge was applied to a record re-crawled after the decision")
+	if len(applied) != 1 || applied[0] {
+		t.Fatalf("a merge was applied to a record re-crawled after the decision (%v)", applied)
 	}
 	e.MustGet(a)
 	e.MustGet(b)
@@ -397,14 +397,22 @@ func testRekeyConditions(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	if got := e.MustGet(b); got.Key != rb.Key {
 		t.Fatalf("record %d got key %s from a failed rewrite", b, got.Key)
 	}
-	// In the state it was read in, the merge applies.
+	// In the state it was read in, the merge applies; in one call with a
+	// merge whose group changed since, only that one is left out.
+	c := e.deliver(T0, "s", "Other", "https://x.example/o/")
+	d := e.deliver(T0.Add(time.Hour), "s", "Other", "https://x.example/o")
+	po := e.prepareCur("s", "Other", "https://x.example/o")
+	stale := crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{e.MustGet(c), e.MustGet(d)}, nil, po.Key, po.KeyParts, T0)
+	e.deliver(T0.Add(3*time.Hour), "s", "Other", "https://x.example/o/")
 	ra, rb = e.MustGet(a), e.MustGet(b)
 	m = crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{ra, rb}, nil, p.Key, p.KeyParts, T0)
-	applied, err = e.Store.MergeRecords(ctx, m)
+	applied, err = e.Store.MergeRecords(ctx, []*crawlkeeper.RekeyMerge{stale, m})
 	ok(t, err)
-	if !applied {
-		t.Fatal("a merge in the current state was not applied")
+	if len(applied) != 2 || applied[0] || !applied[1] {
+		t.Fatalf("merges applied %v, want [false true]", applied)
 	}
+	e.MustGet(c)
+	e.MustGet(d)
 	e.gone(b)
 	if r := e.MustGet(a); r.Key != p.Key {
 		t.Fatalf("survivor key %s, want %s", r.Key, p.Key)

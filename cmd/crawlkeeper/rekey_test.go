@@ -43,7 +43,7 @@ func TestRekeyCommand(t *testing.T) {
 	c.ok(items, "ingest", "--config", old, "--source", "jobs", "--now", "2025-01-01T00:00:00Z", "-")
 
 	out := c.ok("", "rekey", "--dry-run")
-	if !strings.Contains(out, "would merge 1 record") || !strings.Contains(out, "would merge into 1") {
+	if !strings.Contains(out, "would merge 1 record") || !strings.Contains(out, "would merge into 1 (title=open day url=https://uni.example/open-day)") {
 		t.Fatalf("dry run:\n%s", out)
 	}
 	if st := decodeLines(t, c.ok("", "stats", "--json"))[0]; st["active"] != float64(4) {
