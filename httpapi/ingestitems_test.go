@@ -15,7 +15,9 @@ import (
 // like those posted to the API.
 func TestIngestItemsCounted(t *testing.T) {
 	f := newFixture(t, nil, nil)
-	item := func() map[string]any { return map[string]any{"title": "Data Engineer", "url": "https://jobs.example/1"} }
+	item := func() map[string]any {
+		return map[string]any{"title": "Data Engineer", "url": "https://jobs.example/1"}
+	}
 	meta := []crawlkeeper.Meta{{Source: "jobs"}}
 	for range 2 {
 		if _, err := f.api.IngestItems(context.Background(), []map[string]any{item()}, meta); err != nil {
