@@ -53,6 +53,9 @@ func (r AlertRule) RuleName() string {
 			parts = append(parts, p)
 		}
 	}
+	if r.RoundPrefix != "" {
+		parts = append(parts, r.RoundPrefix+"*")
+	}
 	return strings.Join(parts, ":")
 }
 
@@ -97,6 +100,9 @@ func (c AlertsConfig) Validate() error {
 			if r.Threshold >= 1 {
 				return Errorf(EINVALID, "%s (%s): threshold is a share of records, from 0 to 1 (0.05 = 5%%)", where, name)
 			}
+		}
+		if r.RoundPrefix != "" && (r.Kind != AlertRoundStalled || r.Round != "") {
+			return Errorf(EINVALID, "%s (%s): round_prefix is for round_stalled rules without round", where, name)
 		}
 		if r.Round != "" {
 			if err := ValidateRound(r.Round); err != nil {

@@ -313,6 +313,11 @@ type AlertRule struct {
 	// Round is the round to watch (round_stalled) or to compare with the
 	// round before it (fill_rate). Defaults to the newest round.
 	Round string `yaml:"round" json:"round,omitempty"`
+	// RoundPrefix makes round_stalled watch the newest round whose name
+	// starts with it ("events-" for rounds named events-1, events-2, ...),
+	// so one rule follows each crawler's rounds when several crawlers
+	// start rounds side by side. Not with Round.
+	RoundPrefix string `yaml:"round_prefix" json:"round_prefix,omitempty"`
 	// Field is the watched field of fill_rate.
 	Field string `yaml:"field" json:"field,omitempty"`
 	// Buckets is how many buckets without a done target make a round

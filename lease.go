@@ -23,10 +23,11 @@ type Leaser interface {
 }
 
 // LeaseHolder runs work under a lease and keeps the lease for as long as
-// the work runs, however long that is: it renews the lease every TTL/3 and
-// stops the work (by cancelling its context) when two renewals in a row
-// fail or the lease turns out to be held by another owner, before the
-// lease can expire.
+// the work runs, however long that is: it renews the lease every TTL/4,
+// each renewal given at most TTL/4 to answer, and stops the work (by
+// cancelling its context) when the lease turns out to be held by another
+// owner, or when renewals have failed for TTL/2 since the last one that
+// worked — long before the lease can expire, even when a renewal hangs.
 type LeaseHolder struct {
 	Store Leaser
 	Name  string
@@ -74,27 +75,32 @@ func (h *LeaseHolder) Run(ctx context.Context, work func(ctx context.Context) er
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
+		lastOK := h.now()
 		failures := 0
 		for {
 			select {
 			case <-workCtx.Done():
 				return
-			case <-h.after(h.TTL / 3):
+			case <-h.after(h.TTL / 4):
 			}
-			ok, err := h.Store.AcquireLease(workCtx, h.Name, h.Owner, h.TTL, h.now())
+			rctx, rcancel := context.WithTimeout(workCtx, h.TTL/4)
+			ok, err := h.Store.AcquireLease(rctx, h.Name, h.Owner, h.TTL, h.now())
+			rcancel()
 			if workCtx.Err() != nil {
 				return
 			}
 			switch {
 			case err == nil && ok:
-				failures = 0
+				lastOK, failures = h.now(), 0
 				continue
 			case err == nil:
 				cancel(fmt.Errorf("%w: the %s lease is held by another process", ErrLeaseLost, h.Name))
 				return
 			}
-			if failures++; failures >= 2 {
-				cancel(fmt.Errorf("%w: the %s lease could not be renewed: %v", ErrLeaseLost, h.Name, err))
+			// Two failed renewals in a row span TTL/2 on the renewal
+			// clock; the elapsed time counts renewals that hung too.
+			if failures++; failures >= 2 || h.now().Sub(lastOK) >= h.TTL/2 {
+				cancel(fmt.Errorf("%w: the %s lease could not be renewed since %s: %v", ErrLeaseLost, h.Name, lastOK.Format(time.RFC3339), err))
 				return
 			}
 		}

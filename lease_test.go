@@ -17,6 +17,7 @@ type leases struct {
 	owner    string
 	renewals int
 	fail     error // returned by every acquire once set
+	hang     bool  // every acquire waits for its context once set
 	stolen   bool  // every acquire finds another owner once set
 	released bool
 	// renewed, when set, hears of each renewal.
@@ -25,6 +26,11 @@ type leases struct {
 
 func (l *leases) AcquireLease(ctx context.Context, name, owner string, ttl time.Duration, now time.Time) (bool, error) {
 	l.mu.Lock()
+	if l.hang {
+		l.mu.Unlock()
+		<-ctx.Done()
+		return false, ctx.Err()
+	}
 	defer l.mu.Unlock()
 	if l.fail != nil {
 		return false, l.fail
@@ -88,11 +94,18 @@ func TestLeaseHolderStopsWorkWhenTheLeaseIsLost(t *testing.T) {
 	for name, lose := range map[string]func(*leases){
 		"taken by another process": func(l *leases) { l.stolen = true },
 		"renewals fail":            func(l *leases) { l.fail = errors.New("connection refused") },
+		// Each hung renewal is given up after TTL/4 (real time: the TTL
+		// here is short), so the work stops within TTL/2.
+		"renewals hang": func(l *leases) { l.hang = true },
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := &leases{}
 			k := &ticker{c: make(chan time.Time)}
-			h := &crawlkeeper.LeaseHolder{Store: l, Name: "archiver", Owner: "a", TTL: time.Minute, After: k.after}
+			ttl := time.Minute
+			if name == "renewals hang" {
+				ttl = 200 * time.Millisecond
+			}
+			h := &crawlkeeper.LeaseHolder{Store: l, Name: "archiver", Owner: "a", TTL: ttl, After: k.after}
 			held, err := h.Run(context.Background(), func(ctx context.Context) error {
 				k.tick()
 				l.set(lose)

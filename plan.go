@@ -36,6 +36,20 @@ type IngestWrites struct {
 	History []*HistoryEntry
 	// TrimHistory deletes the versions that fell out of the history limit.
 	TrimHistory []HistoryTrim
+	// Deliveries are the batch's additions to the per-source delivery
+	// counters (SourceStats.Deliveries), in source order. Stores add them
+	// in the same transaction as the records, so the counters are as
+	// durable as the records; a batch applied again after a failure is
+	// counted again.
+	Deliveries []DeliveryCount
+}
+
+// DeliveryCount is a number of deliveries of one source, and how many of
+// them went to an existing record.
+type DeliveryCount struct {
+	Source     string `json:"source"`
+	Deliveries int64  `json:"deliveries"`
+	Duplicates int64  `json:"duplicates"`
 }
 
 // HistoryTrim deletes the history of RecordID with version <= UpTo.
@@ -176,7 +190,30 @@ func PlanIngest(b *IngestBatch, state map[string]*Record, ids []int64) (*IngestW
 	}
 	slices.Sort(w.DeleteArchive)
 	w.History, w.TrimHistory = trimHistory(b, hist, cur)
+	w.Deliveries = countDeliveries(b.Items, res.Outcomes)
 	return w, res
+}
+
+// countDeliveries counts the items of a batch per source, and those that
+// did not insert a record: duplicates of a stored record or of an earlier
+// item of the batch.
+func countDeliveries(items []*Prepared, outcomes []Outcome) []DeliveryCount {
+	var out []DeliveryCount
+	at := map[string]int{}
+	for i, it := range items {
+		j, ok := at[it.Source]
+		if !ok {
+			j = len(out)
+			at[it.Source] = j
+			out = append(out, DeliveryCount{Source: it.Source})
+		}
+		out[j].Deliveries++
+		if outcomes[i] != OutcomeInserted {
+			out[j].Duplicates++
+		}
+	}
+	slices.SortFunc(out, func(a, b DeliveryCount) int { return cmp.Compare(a.Source, b.Source) })
+	return out
 }
 
 // trimHistory applies the history limit of each record's source: the

@@ -11,8 +11,9 @@ import (
 //
 // Store is the sum of role interfaces, one per kind of user: RecordStore
 // (ingest and reads), ArchiveStore (the archiver), ScanStore (the
-// reprocessing pipeline), StateStore (checkpoints, journal, leases) and
-// SearchStore (full-text search). Code
+// reprocessing pipeline), StateStore (checkpoints, journal, leases),
+// SearchStore (full-text search) and RekeyStore (applying changed key
+// rules to stored records). Code
 // that needs one role takes that interface, so a new backend can be built
 // and tested one role at a time (storetest runs one suite per role).
 //
@@ -26,6 +27,7 @@ type Store interface {
 	ScanStore
 	StateStore
 	SearchStore
+	RekeyStore
 }
 
 // RecordStore is the role that ingests items and reads records back.
@@ -170,6 +172,13 @@ type Stats struct {
 	// payloads before and after compression.
 	ArchiveRawBytes    int64 `json:"archive_raw_bytes"`
 	ArchiveStoredBytes int64 `json:"archive_stored_bytes"`
+	// Deliveries and DuplicateDeliveries add up the sources' counters
+	// (SourceStats), including sources whose records are all gone.
+	Deliveries          int64 `json:"deliveries"`
+	DuplicateDeliveries int64 `json:"duplicate_deliveries"`
+	// DuplicateRate is DuplicateDeliveries / Deliveries (0 without
+	// deliveries).
+	DuplicateRate float64 `json:"duplicate_rate"`
 }
 
 // SourceStats are the counts of one source.
@@ -179,6 +188,17 @@ type SourceStats struct {
 	DateErrors int64 `json:"date_errors"`
 	// ActiveDateErrors counts the active records among DateErrors.
 	ActiveDateErrors int64 `json:"active_date_errors"`
+	// Deliveries counts the items ingested for the source since the
+	// store was created, and DuplicateDeliveries those that went to a
+	// record the store already held (a re-crawl merged into its record
+	// instead of becoming a second one). Both are persistent: the store
+	// adds to them in the ingest's own write (see IngestWrites.Deliveries).
+	Deliveries          int64 `json:"deliveries"`
+	DuplicateDeliveries int64 `json:"duplicate_deliveries"`
+	// DuplicateRate is the share of deliveries that went to an existing
+	// record, from 0 to 1: the rate at which crawlers deliver pages
+	// crawlkeeper already holds, all of them merged (0 without deliveries).
+	DuplicateRate float64 `json:"duplicate_rate"`
 	// ArchivedByReason counts archived records by reason.
 	ArchivedByReason map[ArchiveReason]int64 `json:"archived_by_reason,omitempty"`
 	// MedianLifetimeS is the median of last_updated_at − crawled_at over
@@ -192,6 +212,31 @@ type SourceStats struct {
 	// (`deadline: cannot read "Rolling"`), from its most recently updated
 	// active records. SampleDateErrors fills them; stores do not.
 	DateErrorSamples []string `json:"date_error_samples,omitempty"`
+}
+
+func duplicateRate(deliveries, duplicates int64) float64 {
+	if deliveries == 0 {
+		return 0
+	}
+	return float64(duplicates) / float64(deliveries)
+}
+
+// AddDeliveries adds the delivery counters of counts (a store's counter
+// rows, any number per source) to the sources and the totals, and sets
+// the duplicate rates. Only sources with records get an entry in Sources.
+func (s *Stats) AddDeliveries(counts []DeliveryCount) {
+	for _, c := range counts {
+		s.Deliveries += c.Deliveries
+		s.DuplicateDeliveries += c.Duplicates
+		if ss := s.Sources[c.Source]; ss != nil {
+			ss.Deliveries += c.Deliveries
+			ss.DuplicateDeliveries += c.Duplicates
+		}
+	}
+	s.DuplicateRate = duplicateRate(s.Deliveries, s.DuplicateDeliveries)
+	for _, ss := range s.Sources {
+		ss.DuplicateRate = duplicateRate(ss.Deliveries, ss.DuplicateDeliveries)
+	}
 }
 
 // Merge adds the per-source analytics of ArchiveStore.ArchiveStats.

@@ -230,6 +230,41 @@ func TestRoundDoneIsNotStalled(t *testing.T) {
 	}
 }
 
+// TestRoundPrefixWatchesEachCrawlersNewestRound: two crawlers start
+// rounds side by side; a rule with round_prefix watches the newest round
+// of its crawler, however many rounds the other one starts meanwhile.
+func TestRoundPrefixWatchesEachCrawlersNewestRound(t *testing.T) {
+	w := newWorld(t, nil)
+	ctx := context.Background()
+	w.mon.Queue(ctx, crawlkeeper.QueueRequest{Round: "events-1", Targets: []string{"a", "b"}, Bucket: 10 * time.Minute, At: t0})
+	w.mon.Mark(ctx, []crawlkeeper.Mark{{Round: "events-1", Target: "a", Kind: crawlkeeper.MarkDone, At: t0}})
+	// The news crawler keeps going, round after round.
+	for i := 1; i <= 4; i++ {
+		at := t0.Add(time.Duration(i) * 15 * time.Minute)
+		round := fmt.Sprintf("news-%d", i)
+		w.mon.Queue(ctx, crawlkeeper.QueueRequest{Round: round, Targets: []string{"x"}, Bucket: 10 * time.Minute, At: at})
+		w.mon.Mark(ctx, []crawlkeeper.Mark{{Round: round, Target: "x", Kind: crawlkeeper.MarkDone, At: at}})
+	}
+	w.now = t0.Add(65 * time.Minute)
+	rules := []crawlkeeper.AlertRule{
+		{Kind: crawlkeeper.AlertRoundStalled, RoundPrefix: "events-"},
+		{Kind: crawlkeeper.AlertRoundStalled, RoundPrefix: "news-"},
+		{Kind: crawlkeeper.AlertRoundStalled},
+	}
+	cfg := crawlkeeper.AlertsConfig{Rules: rules}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rep := w.evaluate(w.engine(rules))
+	if len(rep.Fired) != 1 || rep.Fired[0].Alert.Rule != "round_stalled:events-*" || rep.Fired[0].Alert.Subject != "round events-1" {
+		t.Fatalf("%s: %+v", counts(rep), rep.Fired)
+	}
+	bad := crawlkeeper.AlertsConfig{Rules: []crawlkeeper.AlertRule{{Kind: crawlkeeper.AlertRoundStalled, Round: "1", RoundPrefix: "events-"}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "round_prefix") {
+		t.Fatalf("round and round_prefix together: %v", err)
+	}
+}
+
 func TestIngestStopped(t *testing.T) {
 	w := newWorld(t, nil)
 	w.ingest("jobs", "", `{"title":"a","url":"https://j.example/a"}`)

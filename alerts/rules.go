@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -47,18 +48,24 @@ func (e *Engine) monitor() (crawlkeeper.Monitor, error) {
 	return e.Monitor, nil
 }
 
-// newestRound returns the most recently created round, or "" when there
-// is none.
-func newestRound(ctx context.Context, mon crawlkeeper.Monitor) (string, error) {
+// newestRound returns the most recently created round whose name starts
+// with prefix, or "" when there is none.
+func newestRound(ctx context.Context, mon crawlkeeper.Monitor, prefix string) (string, error) {
 	rounds, err := mon.Rounds(ctx)
-	if err != nil || len(rounds) == 0 {
+	if err != nil {
 		return "", err
 	}
-	newest := rounds[0]
-	for _, r := range rounds[1:] {
-		if !r.CreatedAt.Before(newest.CreatedAt) {
-			newest = r
+	var newest *crawlkeeper.RoundSummary
+	for i, r := range rounds {
+		if !strings.HasPrefix(r.Round, prefix) {
+			continue
 		}
+		if newest == nil || !r.CreatedAt.Before(newest.CreatedAt) {
+			newest = &rounds[i]
+		}
+	}
+	if newest == nil {
+		return "", nil
 	}
 	return newest.Round, nil
 }
@@ -75,7 +82,7 @@ func (e *Engine) roundStalled(ctx context.Context, r crawlkeeper.AlertRule, now 
 	}
 	round := r.Round
 	if round == "" {
-		if round, err = newestRound(ctx, mon); err != nil || round == "" {
+		if round, err = newestRound(ctx, mon, r.RoundPrefix); err != nil || round == "" {
 			return nil, err
 		}
 	}

@@ -106,3 +106,41 @@ func TestFreshnessChart(t *testing.T) {
 		t.Fatalf("freshness %v", got)
 	}
 }
+
+func TestIngestHistoryChart(t *testing.T) {
+	now := time.Date(2025, 9, 1, 12, 30, 0, 0, time.UTC)
+	h := NewIngestHistory(func() time.Time { return now })
+	batch := func(n int) {
+		h.Observe(nil, nil, &crawlkeeper.IngestResult{Outcomes: make([]crawlkeeper.Outcome, n)})
+	}
+	batch(3)
+	now = now.Add(-2 * time.Hour) // a batch dated earlier (the clock is injected)
+	batch(5)
+	now = time.Date(2025, 9, 1, 12, 59, 0, 0, time.UTC)
+	batch(2)
+	c := h.Chart(now, 4)
+	if c.X[3] != float64(time.Date(2025, 9, 1, 12, 0, 0, 0, time.UTC).Unix()) {
+		t.Fatalf("the last bar is not the current hour: %v", c.X)
+	}
+	if got, want := values(c.Series[0]), []any{0.0, 5.0, 0.0, 5.0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("items per hour %v, want %v", got, want)
+	}
+}
+
+func TestMovesPerDayChart(t *testing.T) {
+	now := time.Date(2025, 9, 3, 9, 0, 0, 0, time.UTC)
+	entry := func(at time.Time, moved int, dry bool) crawlkeeper.JournalEntry {
+		b, _ := json.Marshal(crawlkeeper.ArchiveReport{StartedAt: at, Archived: moved, DryRun: dry})
+		return crawlkeeper.JournalEntry{Kind: crawlkeeper.JournalArchiveRun, At: at, Body: b}
+	}
+	c := MovesPerDayChart([]crawlkeeper.JournalEntry{
+		entry(now.Add(-time.Hour), 4, false),
+		entry(now.Add(-2*time.Hour), 6, false),
+		entry(now.Add(-3*time.Hour), 100, true), // a dry run moves nothing
+		entry(now.Add(-30*time.Hour), 7, false),
+		entry(now.Add(-30*24*time.Hour), 9, false), // older than the chart
+	}, now, 3)
+	if got, want := values(c.Series[0]), []any{0.0, 7.0, 10.0}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("moves per day %v, want %v", got, want)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/alerts"
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
 	"github.com/crawlkeeper/crawlkeeper/metrics"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
@@ -82,9 +83,15 @@ type Options struct {
 	RetryDeadLetters func(ctx context.Context, ids []int64) (*RetryResult, error)
 	// Archiver runs the dry-run preview and the forced pass (admin).
 	Archiver *crawlkeeper.Archiver
+	// RunArchive, when set, runs the forced pass instead of Archiver.Run:
+	// serve runs it under the archiver lease.
+	RunArchive func(ctx context.Context, opts crawlkeeper.ArchiveOptions) (*crawlkeeper.ArchiveReport, error)
 	// Metrics give the ingest rate and the duplicates avoided since the
 	// process started.
 	Metrics *metrics.Metrics
+	// IngestHistory, when set, draws the overview's items per hour; its
+	// Observe must be one of the ingester's AfterCommit hooks.
+	IngestHistory *IngestHistory
 	// Auth checks tokens. Nil leaves every page and action open, like a
 	// server without tokens.
 	Auth Authorizer
@@ -144,6 +151,7 @@ func New(o Options) http.Handler {
 	mux.Handle("POST /pipeline/retry", d.action(d.retry))
 	mux.Handle("GET /records", d.page(d.records))
 	mux.Handle("GET /records/{id}", d.page(d.record))
+	mux.Handle("GET /alerts", d.page(d.alertsPage))
 	mux.Handle("/", d.page(func(w http.ResponseWriter, r *http.Request, v *view) error {
 		return crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "no dashboard page at %s", r.URL.Path)
 	}))
@@ -185,6 +193,9 @@ type view struct {
 	Auth  bool
 	Now   time.Time
 	Data  any
+	// Alerts are the alerts firing now: the banner on every page, the
+	// badges of rounds and sources.
+	Alerts []alerts.Alert
 	// Notice is a message to show above the page (an action's outcome).
 	Notice string
 	Error  string
@@ -224,6 +235,7 @@ func (d *dash) page(f pageFunc) http.Handler {
 			d.fail(w, r, v, err)
 			return
 		}
+		v.Alerts = d.firingAlerts(r.Context())
 		if err := f(w, r, v); err != nil {
 			d.fail(w, r, v, err)
 		}
@@ -245,6 +257,7 @@ func (d *dash) action(f pageFunc) http.Handler {
 			d.fail(w, r, v, err)
 			return
 		}
+		v.Alerts = d.firingAlerts(r.Context())
 		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := r.ParseForm(); err != nil {
 			d.fail(w, r, v, crawlkeeper.Errorf(crawlkeeper.EINVALID, "read the form: %v", err))
@@ -277,7 +290,7 @@ func (d *dash) fail(w http.ResponseWriter, r *http.Request, v *view, err error) 
 	if code == crawlkeeper.EUNAUTHORIZED || code == crawlkeeper.EFORBIDDEN {
 		// Do not show which pages exist or why a token failed beyond the
 		// scope it needs.
-		v.User, v.Admin = "", false
+		v.User, v.Admin, v.Alerts = "", false, nil
 	}
 	d.render(w, "error", v)
 }
@@ -297,7 +310,7 @@ func (d *dash) render(w http.ResponseWriter, name string, v *view) {
 	w.Write(buf.Bytes())
 }
 
-var pageNames = []string{"overview", "rounds", "round", "fields", "archive", "pipeline", "records", "record", "login", "error"}
+var pageNames = []string{"overview", "rounds", "round", "fields", "archive", "pipeline", "records", "record", "alerts", "login", "error"}
 
 func parseTemplates() map[string]*template.Template {
 	out := map[string]*template.Template{}

@@ -18,7 +18,7 @@ import (
 
 var funcs = template.FuncMap{
 	"num":   num,
-	"pct":   func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
+	"pct":   pct,
 	"tm":    fmtTime,
 	"since": since,
 	"secs":  func(s float64) string { return fmtDuration(time.Duration(s * float64(time.Second))) },
@@ -42,6 +42,9 @@ var funcs = template.FuncMap{
 		return *p
 	},
 }
+
+// pct prints a share from 0 to 1 as a percentage.
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
 // num prints a count with thousands separators, and other numbers with
 // at most two decimals.

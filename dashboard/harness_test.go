@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/alerts"
 	"github.com/crawlkeeper/crawlkeeper/dashboard"
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
 	"github.com/crawlkeeper/crawlkeeper/metrics"
@@ -53,6 +54,7 @@ type env struct {
 	srv    *httptest.Server
 	clock  atomic.Int64
 	tokens []crawlkeeper.TokenConfig
+	cfg    *crawlkeeper.Config
 }
 
 type envOptions struct {
@@ -62,6 +64,8 @@ type envOptions struct {
 	wrapStore   func(crawlkeeper.Store) crawlkeeper.Store
 	wrapMonitor func(crawlkeeper.Monitor) crawlkeeper.Monitor
 	noMonitor   bool
+	// alerts are the alert rules of the configuration.
+	alerts []crawlkeeper.AlertRule
 }
 
 func (e *env) now() time.Time          { return time.Unix(0, e.clock.Load()).UTC() }
@@ -83,7 +87,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	e := &env{t: t, st: st, store: st, tokens: o.tokens}
 	e.setNow(t0)
-	cfg := &crawlkeeper.Config{}
+	cfg := &crawlkeeper.Config{Alerts: crawlkeeper.AlertsConfig{Rules: o.alerts}}
+	e.cfg = cfg
 	g := &crawlkeeper.Ingester{Store: st, Config: cfg, Now: e.now, Rules: crawlkeeper.NewRules(cfg)}
 	var monReason string
 	if !o.noMonitor {
@@ -104,6 +109,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		st.Close()
 	})
+	hist := dashboard.NewIngestHistory(e.now)
+	g.AfterCommit = append(g.AfterCommit, hist.Observe)
 	e.eng = &pipeline.Engine{Store: st, Processors: []crawlkeeper.Processor{processors.Noop{}}, Clock: appClock{e}, Workers: 2}
 	arch := &crawlkeeper.Archiver{Store: st, Config: cfg, Now: e.now}
 	m := metrics.New()
@@ -111,7 +118,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.mon != nil {
 		e.api.Extra = append(e.api.Extra, httpapi.MonitorRoutes(e.mon))
 	}
-	e.api.Extra = append(e.api.Extra, httpapi.PipelineRoutes(pipelineAPI{e}))
+	e.api.Extra = append(e.api.Extra, httpapi.PipelineRoutes(pipelineAPI{e}), httpapi.AlertRoutes(alertsAPI{e}))
 	dashStore, dashMon := crawlkeeper.Store(st), e.mon
 	if o.wrapStore != nil {
 		dashStore = o.wrapStore(st)
@@ -121,6 +128,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	e.store = dashStore
 	e.api.Dashboard = dashboard.New(dashboard.Options{
+		Config:        cfg,
 		Store:         dashStore,
 		Monitor:       dashMon,
 		MonitorReason: monReason,
@@ -130,6 +138,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 			return pipeline.ReadStatus(ctx, st, e.eng.Chain(), e.eng.Period, e.now())
 		},
 		RetryDeadLetters: e.retry,
+		IngestHistory:    hist,
 		Archiver:         arch,
 		Metrics:          m,
 		Auth:             e.api,
@@ -157,6 +166,28 @@ func (p pipelineAPI) Status(ctx context.Context) (any, error) {
 
 func (p pipelineAPI) Retry(ctx context.Context, ids []int64) (any, error) {
 	return p.e.retry(ctx, ids)
+}
+
+// alertsAPI serves GET /api/v1/alerts from the stored alert state, as
+// serve does.
+type alertsAPI struct{ e *env }
+
+func (a alertsAPI) List(ctx context.Context, limit int) (any, error) {
+	return alerts.List(ctx, a.e.st, a.e.cfg.Alerts, limit)
+}
+
+// evaluateAlerts runs the alert rules once at the test's clock.
+func (e *env) evaluateAlerts() *alerts.Report {
+	e.t.Helper()
+	eng := &alerts.Engine{Store: e.st, Config: e.cfg.Alerts, Now: e.now, Chain: e.eng.Chain(), Period: e.eng.Period}
+	if e.mon != nil {
+		eng.Monitor = e.mon
+	}
+	rep, err := eng.Evaluate(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rep
 }
 
 // token returns the token of a scope when the server has tokens.

@@ -21,6 +21,8 @@ import (
 type sourceRow struct {
 	Name string
 	*crawlkeeper.SourceStats
+	// Alerts names the rules firing on the source.
+	Alerts []string
 }
 
 type overviewData struct {
@@ -36,7 +38,18 @@ type overviewData struct {
 	Pipeline  *pipeline.Status
 	// PipelineNote says why Pipeline is nil.
 	PipelineNote string
+	// Small charts next to the numbers: items ingested per hour (nil
+	// without an ingest history), records archived per day, freshness.
+	IngestChart    *Chart
+	MovesChart     Chart
+	FreshnessChart *Chart
 }
+
+// Overview charts' spans.
+const (
+	overviewHours = 48
+	overviewDays  = 8
+)
 
 func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 	ctx := r.Context()
@@ -45,8 +58,9 @@ func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 		return err
 	}
 	data := overviewData{Stats: st}
+	firing := badges(v.Alerts)
 	for name, s := range st.Sources {
-		data.Sources = append(data.Sources, sourceRow{name, s})
+		data.Sources = append(data.Sources, sourceRow{name, s, firing.Sources[name]})
 	}
 	sort.Slice(data.Sources, func(i, j int) bool { return data.Sources[i].Name < data.Sources[j].Name })
 	if m := d.o.Metrics; m != nil {
@@ -57,6 +71,21 @@ func (d *dash) overview(w http.ResponseWriter, r *http.Request, v *view) error {
 		data.Rate, data.RateOver = d.rate.observe(v.Now, data.Accepted)
 	}
 	data.Pipeline, data.PipelineNote = d.pipelineStatus(r)
+	if h := d.o.IngestHistory; h != nil {
+		c := h.Chart(v.Now, overviewHours)
+		data.IngestChart = &c
+	}
+	runs, err := d.o.Store.Journal(ctx, crawlkeeper.JournalArchiveRun, archiveRunsShown)
+	if err != nil {
+		return err
+	}
+	data.MovesChart = MovesPerDayChart(runs, v.Now, overviewDays)
+	if data.Pipeline != nil {
+		c := FreshnessChart(data.Pipeline)
+		// The card is narrow: short labels, the legend is in its title.
+		c.Labels = []string{"fresh", "due", "never"}
+		data.FreshnessChart = &c
+	}
 	v.Title, v.Nav, v.Data = "Overview", "overview", data
 	d.render(w, "overview", v)
 	return nil
@@ -89,6 +118,8 @@ func (d *dash) monitorMissing(w http.ResponseWriter, v *view, name, title string
 type roundRow struct {
 	crawlkeeper.RoundSummary
 	URL template.URL
+	// Alerts names the rules firing on the round.
+	Alerts []string
 }
 
 type roundsData struct {
@@ -105,9 +136,10 @@ func (d *dash) rounds(w http.ResponseWriter, r *http.Request, v *view) error {
 		return err
 	}
 	data := roundsData{}
+	firing := badges(v.Alerts)
 	// Newest first: the running round is the one people look for.
 	for i := len(rs) - 1; i >= 0; i-- {
-		data.Rounds = append(data.Rounds, roundRow{rs[i], template.URL("/rounds/" + pathEscape(rs[i].Round))})
+		data.Rounds = append(data.Rounds, roundRow{rs[i], template.URL("/rounds/" + pathEscape(rs[i].Round)), firing.Rounds[rs[i].Round]})
 	}
 	v.Title, v.Nav, v.Data = "Rounds", "rounds", data
 	d.render(w, "rounds", v)
@@ -134,6 +166,8 @@ type roundData struct {
 	Side     string
 	DiffNext template.URL
 	DiffURLs map[string]template.URL
+	// Alerts names the rules firing on the round.
+	Alerts []string
 }
 
 func (d *dash) round(w http.ResponseWriter, r *http.Request, v *view) error {
@@ -151,7 +185,8 @@ func (d *dash) round(w http.ResponseWriter, r *http.Request, v *view) error {
 	}
 	q := r.URL.Query()
 	base := "/rounds/" + pathEscape(name)
-	data := roundData{Status: st, Chart: ThroughputChart(st.Buckets), Q: strings.TrimSpace(q.Get("q")), Vs: q.Get("vs"), Side: q.Get("side")}
+	data := roundData{Status: st, Chart: ThroughputChart(st.Buckets), Q: strings.TrimSpace(q.Get("q")), Vs: q.Get("vs"), Side: q.Get("side"),
+		Alerts: badges(v.Alerts).Rounds[name]}
 	after := q.Get("after")
 	data.Paged = after != ""
 	data.FirstURL = link(base, "q", data.Q, "vs", data.Vs)
@@ -386,7 +421,11 @@ func (d *dash) archiveRun(w http.ResponseWriter, r *http.Request, v *view, opts 
 		return crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "no archiver in this process")
 	}
 	opts.Source = strings.TrimSpace(r.PostFormValue("source"))
-	rep, err := d.o.Archiver.Run(r.Context(), opts)
+	run := d.o.Archiver.Run
+	if d.o.RunArchive != nil {
+		run = d.o.RunArchive
+	}
+	rep, err := run(r.Context(), opts)
 	if err != nil {
 		return err
 	}

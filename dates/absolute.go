@@ -752,6 +752,13 @@ func (p *segParser) partial(op *opts) (crawlkeeper.ParsedDate, bool) {
 		if f.hasTime || p.hasWD || !p.named && !p.numMonth || p.named && !f.hasY && !p.monthPlain {
 			return fail, false
 		}
+		// A month name alone, without its year, is read only when the
+		// source names its language: the tables hold the months of every
+		// language, and alone such a word is more often a name or a word
+		// of another language ("Augusta", "Marc", "Mars", "march").
+		if p.named && !f.hasY && op.locale == "" && len(op.langs) == 0 {
+			return fail, false
+		}
 		y := 0
 		if f.hasY {
 			y = f.y

@@ -218,9 +218,18 @@ var englishCases = []dateCase{
 	day("May 2024", "2024-05-01", rangeStart),
 	day("February 2015", "2015-02-28"),
 	day("Feb. 2016", "2016-02-29"),
-	day("March", "2024-03-31"),
-	day("March", "2024-03-01", rangeStart),
-	day("Février", "2024-02-29"),
+	// A month name alone is read only in a language the source names:
+	// alone, such a word is more often a name or another language's word.
+	day("March", "2024-03-31", langs("en")),
+	day("March", "2024-03-01", rangeStart, langs("en")),
+	day("Février", "2024-02-29", langs("fr")),
+	bad("March"),
+	bad("Augusta"),
+	bad("Marc"),
+	bad("Mars"),
+	// A colon before a one-digit number is a score, not a time.
+	bad("2:1 win"),
+	bad("Final 3:0"),
 	bad("May"),
 	bad("Mar"),
 	bad("ago"),

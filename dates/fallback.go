@@ -97,7 +97,7 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	// A reading that writes its year and explains every number is a date
 	// whatever now is: no probe needed.
 	if y := r1.Time.Year(); r1.Period <= date.Day && lx.hasDigit && (writesYear(lx, y) || writesYear(lx, y+543)) && explains(lx, r1.Time) {
-		return f.absolute(lx, op, r1, weak, short)
+		return f.absolute(lx, op, r1, hinted, weak, short)
 	}
 	n2 := op.now.Add(probe2)
 	r2, ok := f.call(s, op, n2, used)
@@ -105,7 +105,7 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 		return reading{}
 	}
 	if r2.Period == r1.Period && r2.Time.Equal(r1.Time) {
-		return f.absolute(lx, op, r1, weak, short)
+		return f.absolute(lx, op, r1, hinted, weak, short)
 	}
 	if weak {
 		return reading{}
@@ -175,7 +175,7 @@ func (f *fallback) call(s string, op *opts, now time.Time, hints []string) (d da
 // absolute checks a reading that does not depend on now and returns it as
 // a day, an instant or a month. Weak text (no word that can carry a date
 // by itself) must write its year.
-func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak, short bool) reading {
+func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, hinted, weak, short bool) reading {
 	t := r.Time
 	switch {
 	case r.Period == date.Month:
@@ -187,8 +187,11 @@ func (f *fallback) absolute(lx *lexer, op *opts, r date.Date, weak, short bool) 
 		}
 		y := t.Year()
 		if !writesYear(lx, y) {
-			// A month alone must be written in full, as in the tables.
-			if short {
+			// A month name alone is read only in a language the source
+			// was hinted to use: unhinted, a word that is a month in some
+			// language is far more often a name ("Augusta", "Marc") or a
+			// word of another ("Mars", "march").
+			if short || !hinted {
 				return reading{}
 			}
 			y = 0

@@ -25,7 +25,9 @@ import (
 //   - letters glued to the front of a number ("v1", "A4", "S03E05", "H1")
 //     or a single letter between digits ("1e6"): versions, codes, sizes;
 //   - a word that names something countable or a placeholder ("comments",
-//     "page", "version", "tel", "EUR", "TBA").
+//     "page", "version", "tel", "EUR", "TBA");
+//   - a score or ratio: a colon before a one-digit number ("2:1 win",
+//     "3:0"); times write their minutes with two digits.
 func worthAsking(s string, lx *lexer) bool {
 	// Dates are short; the library tries every language on a sentence
 	// and can take a tenth of a second to give up.
@@ -61,7 +63,22 @@ func worthAsking(s string, lx *lexer) bool {
 	if edgeRangeWord(lx) {
 		return false
 	}
-	return !gluedCode(lx)
+	return !gluedCode(lx) && !scoreShape(lx)
+}
+
+// scoreShape reports a number, a bare colon and a number of one digit:
+// a score or a ratio, never a time.
+func scoreShape(lx *lexer) bool {
+	ts := lx.toks
+	for k := 2; k < len(ts); k++ {
+		sep := ts[k-1]
+		if ts[k].kind == tNum && ts[k].nd == 1 && ts[k-2].kind == tNum &&
+			sep.kind == tSep && sep.c == ':' && !sep.multi && !sep.spB && !sep.spA &&
+			(k+1 == len(ts) || ts[k+1].kind != tSep || ts[k+1].c != ':') {
+			return true
+		}
+	}
+	return false
 }
 
 // edgeRangeWord reports a range word of the tables first or last in the

@@ -253,7 +253,11 @@ func (s *Server) postArchive(w http.ResponseWriter, r *http.Request) error {
 	if v := q.Get("source"); v != "" {
 		req.Source = v
 	}
-	rep, err := s.Archiver.Run(r.Context(), crawlkeeper.ArchiveOptions{DryRun: req.DryRun, Force: req.Force, Source: req.Source})
+	run := s.Archiver.Run
+	if s.RunArchive != nil {
+		run = s.RunArchive
+	}
+	rep, err := run(r.Context(), crawlkeeper.ArchiveOptions{DryRun: req.DryRun, Force: req.Force, Source: req.Source})
 	if err != nil {
 		return err
 	}

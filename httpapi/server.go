@@ -28,7 +28,10 @@ type Server struct {
 	Config   *crawlkeeper.Config
 	Ingester *crawlkeeper.Ingester
 	Archiver *crawlkeeper.Archiver
-	Metrics  *metrics.Metrics
+	// RunArchive, when set, runs the passes asked for through the API
+	// instead of Archiver.Run: serve runs them under the archiver lease.
+	RunArchive func(ctx context.Context, opts crawlkeeper.ArchiveOptions) (*crawlkeeper.ArchiveReport, error)
+	Metrics    *metrics.Metrics
 	// Tokens are the accepted bearer tokens. Empty means no
 	// authentication (loopback only).
 	Tokens []crawlkeeper.TokenConfig

@@ -1,5 +1,6 @@
 // Package metrics exposes crawlkeeper's Prometheus metrics
-// (github.com/prometheus/client_golang): ingest outcomes, date errors,
+// (github.com/prometheus/client_golang): ingest outcomes, the store's
+// persistent delivery and duplicate counters, date errors,
 // archive moves, pipeline freshness, round progress, notification lag and
 // HTTP latency. Every metric is registered on the package's own registry,
 // so tests can read values without global state.
@@ -41,9 +42,14 @@ type Metrics struct {
 	// Errors counts failures of background work that no request reports
 	// (an archive pass, its lease, its journal entry), by operation.
 	Errors *prometheus.CounterVec
+	// deliveries are the store's delivery counters, per source.
+	deliveries *deliveries
 
 	// onScrape are read before every scrape (see OnScrape).
 	onScrape []func(ctx context.Context) error
+	// own are crawlkeeper's collectors, registered by New (without the
+	// Go runtime's and the process's).
+	own []prometheus.Collector
 }
 
 // New registers every collector on a fresh registry, with the Go runtime
@@ -51,7 +57,8 @@ type Metrics struct {
 func New() *Metrics {
 	r := prometheus.NewRegistry()
 	m := &Metrics{
-		Registry: r,
+		Registry:   r,
+		deliveries: newDeliveries(),
 		Items: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crawlkeeper_items_total", Help: "Items ingested, by outcome (inserted, changed, unchanged, revived, refreshed).",
 		}, []string{"outcome"}),
@@ -109,10 +116,11 @@ func New() *Metrics {
 			Name: "crawlkeeper_errors_total", Help: "Failures of background work, by operation (archive, archive_lease, archive_journal, rare_fields, metrics).",
 		}, []string{"op"}),
 	}
-	r.MustRegister(m.Items, m.ItemsRejected, m.DateErrors, m.CrawledAtDefaulted, m.ArchiveMoves, m.ArchiveRuns,
+	m.own = []prometheus.Collector{m.Items, m.ItemsRejected, m.DateErrors, m.CrawledAtDefaulted, m.ArchiveMoves, m.ArchiveRuns,
 		m.ArchiveLastRun, m.Records, m.ScanPass, m.ScanPosition, m.ScanPassDuration, m.OldestProcessedAge,
-		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration, m.Errors,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration, m.Errors, m.deliveries}
+	r.MustRegister(m.own...)
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -218,6 +226,7 @@ func (m *Metrics) RefreshStore(ctx context.Context, st crawlkeeper.RecordStore) 
 	}
 	m.Records.WithLabelValues("active").Set(float64(s.Active))
 	m.Records.WithLabelValues("archived").Set(float64(s.Archived))
+	m.deliveries.set(s)
 	return nil
 }
 

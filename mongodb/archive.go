@@ -101,24 +101,26 @@ type intentDoc struct {
 	At int64 `bson:"at"`
 }
 
-// lockMoves inserts move intents for ids and returns those it inserted;
-// the others are being moved by someone else.
-func (s *Store) lockMoves(ctx context.Context, ids []int64, to string) ([]int64, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
+// lockMoves inserts move intents for ids and returns those it inserted
+// (the others are being moved by someone else) and the intents' time,
+// which unlockMoves needs: an intent repaired as stale and taken by
+// another process since is that process's, not ours to delete.
+func (s *Store) lockMoves(ctx context.Context, ids []int64, to string) ([]int64, int64, error) {
 	at := time.Now().UnixMicro()
+	if len(ids) == 0 {
+		return nil, at, nil
+	}
 	docs := make([]any, len(ids))
 	for i, id := range ids {
 		docs[i] = intentDoc{ID: id, To: to, At: at}
 	}
 	_, err := s.moves.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	if err == nil {
-		return ids, nil
+		return ids, at, nil
 	}
 	dup, ok := duplicateIndexes(err)
 	if !ok {
-		return nil, err
+		return nil, at, err
 	}
 	var out []int64
 	for i, id := range ids {
@@ -126,14 +128,15 @@ func (s *Store) lockMoves(ctx context.Context, ids []int64, to string) ([]int64,
 			out = append(out, id)
 		}
 	}
-	return out, nil
+	return out, at, nil
 }
 
-func (s *Store) unlockMoves(ctx context.Context, ids []int64) error {
+// unlockMoves deletes the intents lockMoves inserted at at for ids.
+func (s *Store) unlockMoves(ctx context.Context, ids []int64, at int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.moves.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	_, err := s.moves.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "at", Value: at}})
 	return err
 }
 
@@ -180,7 +183,7 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	if len(cand) == 0 {
 		return moved, nil
 	}
-	locked, err := s.lockMoves(ctx, cand, toArchive)
+	locked, lockedAt, err := s.lockMoves(ctx, cand, toArchive)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +258,7 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	if err := s.step("archive:deleted"); err != nil {
 		return nil, err
 	}
-	if err := s.unlockMoves(ctx, locked); err != nil {
+	if err := s.unlockMoves(ctx, locked, lockedAt); err != nil {
 		return nil, err
 	}
 	for _, id := range cand {
@@ -277,7 +280,7 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 	for i, r := range recs {
 		byID[r.ID], ids[i] = r, r.ID
 	}
-	locked, err := s.lockMoves(ctx, ids, toActive)
+	locked, at, err := s.lockMoves(ctx, ids, toActive)
 	if err != nil || len(locked) == 0 {
 		return nil, err
 	}
@@ -345,7 +348,7 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 	if err := s.step("active:deleted"); err != nil {
 		return nil, err
 	}
-	if err := s.unlockMoves(ctx, locked); err != nil {
+	if err := s.unlockMoves(ctx, locked, at); err != nil {
 		return nil, err
 	}
 	out := []int64{}
@@ -559,7 +562,7 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 	}
 	purge, changed := crawlkeeper.PlanPurge(targets, docLookup(byID))
 	res.Changed = changed
-	locked, err := s.lockMoves(ctx, purge, toPurge)
+	locked, at, err := s.lockMoves(ctx, purge, toPurge)
 	if err != nil {
 		return nil, s.wrap("purge", err)
 	}
@@ -593,7 +596,23 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 	if err := s.finishPurge(ctx, gone, goneKeys); err != nil {
 		return nil, err
 	}
-	if err := s.unlockMoves(ctx, locked); err != nil {
+	// The intents of purged records stay, as tombstones, until the repair
+	// takes them once they are stale: an ingest that read the record
+	// before it was purged writes its history before its conditional
+	// update fails, possibly after finishPurge ran, and the repair's
+	// finishPurge deletes that late history. Ids are never reused, so a
+	// tombstone blocks nothing. The other intents go now.
+	isGone := make(map[int64]bool, len(gone))
+	for _, id := range gone {
+		isGone[id] = true
+	}
+	var kept []int64
+	for _, id := range locked {
+		if !isGone[id] {
+			kept = append(kept, id)
+		}
+	}
+	if err := s.unlockMoves(ctx, kept, at); err != nil {
 		return nil, s.wrap("purge", err)
 	}
 	res.Purged = gone

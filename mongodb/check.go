@@ -91,6 +91,21 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	if st.History, err = s.history.CountDocuments(ctx, bson.D{}); err != nil {
 		return nil, s.wrap("stats", err)
 	}
+	cur, err := s.deliveries.Find(ctx, bson.D{})
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	var counts []struct {
+		Source     string `bson:"_id"`
+		Deliveries int64  `bson:"deliveries"`
+		Duplicates int64  `bson:"duplicates"`
+	}
+	if err := cur.All(ctx, &counts); err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	for _, c := range counts {
+		st.AddDeliveries([]crawlkeeper.DeliveryCount{{Source: c.Source, Deliveries: c.Deliveries, Duplicates: c.Duplicates}})
+	}
 	return st, nil
 }
 
@@ -101,6 +116,9 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 // copy. A missing index (see indexSets) is a violation too.
 func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
+		return nil, err
+	}
+	if err := s.repairRekeys(ctx); err != nil {
 		return nil, err
 	}
 	rep := &crawlkeeper.CheckReport{Violations: []crawlkeeper.Violation{}}

@@ -24,6 +24,18 @@ func openCrash(t *testing.T, u string) *mongodb.Store {
 	return s
 }
 
+// reopenLater opens the store at u again once the crashed process's
+// intents are stale: Open and every other repair leave younger intents
+// alone, as they may belong to a move still running elsewhere.
+func reopenLater(t *testing.T, u string) *mongodb.Store {
+	t.Helper()
+	s := openCrash(t, u)
+	if err := mongodb.RepairAll(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 var errCrash = errors.New("simulated crash")
 
 // copies counts the documents of id in active and in archive.
@@ -110,7 +122,7 @@ func TestCrashDuringMove(t *testing.T) {
 			mustCheck(t, s)
 			s.Close()
 
-			s2 := openCrash(t, u)
+			s2 := reopenLater(t, u)
 			mustCheck(t, s2)
 			for _, id := range res.IDs {
 				a, r := copies(t, s2, id)
@@ -173,7 +185,7 @@ func TestCrashThenChange(t *testing.T) {
 	}
 	s.Close()
 
-	s2 := openCrash(t, u)
+	s2 := reopenLater(t, u)
 	mustCheck(t, s2)
 	if a, r := copies(t, s2, id); a != 1 || r != 0 {
 		t.Fatalf("%d active and %d archived copies, want the changed active record only", a, r)
@@ -217,7 +229,7 @@ func TestCrashDuringPurge(t *testing.T) {
 	}
 	s.Close()
 
-	s2 := openCrash(t, u)
+	s2 := reopenLater(t, u)
 	mustCheck(t, s2)
 	if a, r := copies(t, s2, id); a+r != 0 {
 		t.Fatalf("%d active and %d archived copies of a purged record", a, r)
@@ -261,4 +273,94 @@ func TestCheckDuringPurge(t *testing.T) {
 	}
 	mongodb.SetCrashAt(s, nil)
 	mustCheck(t, s)
+}
+
+// TestIngestDuringPurge runs a whole purge of an archived record between
+// the moment an ingest of its changed item read it and the moment that
+// ingest writes: the ingest's history entry lands after the purge deleted
+// the record's history. Check must pass at once (the purge's intent stays
+// as a tombstone) and the repair must delete the late entry.
+func TestIngestDuringPurge(t *testing.T) {
+	ctx := context.Background()
+	u := testdb.MongoURL(t)
+	s := openCrash(t, u)
+	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+	id := e.Ingest(`{"title":"a","url":"https://c.test/a","v":1}`).IDs[0]
+	r := e.MustGet(id)
+	if moved, err := s.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonAge}}, e.Now); err != nil || len(moved) != 1 {
+		t.Fatalf("archive: %v %v", moved, err)
+	}
+	purged := false
+	mongodb.SetCrashAt(s, func(step string) error {
+		if step != "ingest:planned" || purged {
+			return nil
+		}
+		purged = true
+		res, err := s.Purge(ctx, []crawlkeeper.RecordState{crawlkeeper.StateOf(e.MustGet(id))})
+		if err != nil || len(res.Purged) != 1 {
+			t.Errorf("purge between read and write: %+v %v", res, err)
+		}
+		return nil
+	})
+	e.Now = e.Now.Add(time.Hour)
+	b := &crawlkeeper.IngestBatch{Now: e.Now, Items: []*crawlkeeper.Prepared{e.Prepare(`{"title":"a","url":"https://c.test/a","v":2}`)}}
+	if _, err := s.Ingest(ctx, b); err == nil {
+		t.Fatal("ingest of a record purged after it was read succeeded; want a conflict")
+	} else {
+		t.Logf("ingest: %v", err)
+	}
+	mongodb.SetCrashAt(s, nil)
+	if !purged {
+		t.Fatal("the purge did not run")
+	}
+	if n, _ := s.Database().Collection("history").CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 1 {
+		t.Fatalf("history entries of the purged record after the late write: %d, want 1", n)
+	}
+	mustCheck(t, s)
+	if err := mongodb.RepairAll(s); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Database().Collection("history").CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 0 {
+		t.Fatalf("history of the purged record after the repair: %d, want 0", n)
+	}
+	mustCheck(t, s)
+	// The retried delivery makes a new record.
+	again := e.Ingest(`{"title":"a","url":"https://c.test/a","v":2}`)
+	if again.Outcomes[0] != crawlkeeper.OutcomeInserted || again.IDs[0] == id {
+		t.Fatalf("ingest after the purge: %+v", again)
+	}
+	mustCheck(t, s)
+}
+
+// TestNewKeyTwiceLosesToConcurrentInsert delivers one new key twice, with
+// two contents, in one batch, while another ingest inserts that key first:
+// the batch's insert loses, and the history of its second delivery must
+// not stay behind as the history of an id that never existed.
+func TestNewKeyTwiceLosesToConcurrentInsert(t *testing.T) {
+	ctx := context.Background()
+	s := openCrash(t, testdb.MongoURL(t))
+	e := storetest.NewEnv(t, func(testing.TB) crawlkeeper.Store { return s })
+	raced := false
+	mongodb.SetCrashAt(s, func(step string) error {
+		if step != "ingest:planned" || raced {
+			return nil
+		}
+		raced = true
+		e.Ingest(`{"title":"a","url":"https://c.test/a","v":0}`)
+		return nil
+	})
+	b := &crawlkeeper.IngestBatch{Now: e.Now, Items: []*crawlkeeper.Prepared{
+		e.Prepare(`{"title":"a","url":"https://c.test/a","v":1}`),
+		e.Prepare(`{"title":"a","url":"https://c.test/a","v":2}`)}}
+	if _, err := s.Ingest(ctx, b); err == nil {
+		t.Fatal("the batch's insert of a key inserted meanwhile succeeded; want a conflict")
+	}
+	mongodb.SetCrashAt(s, nil)
+	if !raced {
+		t.Fatal("the concurrent insert did not run")
+	}
+	mustCheck(t, s)
+	if n, _ := s.Database().Collection("history").CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatalf("%d history entries after a lost insert, want 0", n)
+	}
 }

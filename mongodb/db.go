@@ -29,8 +29,8 @@ package mongodb
 // when another process is moving the same record, so it also serves as
 // the record's move lock. A crash between copy and delete leaves the
 // record in both collections and its intent behind. The repair (run by
-// Open, by every Archive and Restore call for intents older than
-// staleIntent, and by Check) finishes or undoes each interrupted move:
+// Open, Archive, Restore, Purge and Check, for intents older than
+// staleIntent) finishes or undoes each interrupted move:
 //
 //   - to archive: when the active copy still has the rev that was copied,
 //     the move is finished by deleting it; otherwise the record changed
@@ -72,9 +72,9 @@ import (
 // DefaultDatabase is the database a mongodb:// URL without a path uses.
 const DefaultDatabase = "crawlkeeper"
 
-// staleIntent is how old a move intent must be before Archive and Restore
-// repair it: younger intents may belong to a move still running in
-// another process.
+// staleIntent is how old a move intent must be before it is repaired:
+// younger intents may belong to a move still running in another process,
+// or be a purge's tombstone that must outlive late history writes.
 const staleIntent = time.Minute
 
 // Store is the MongoDB implementation of crawlkeeper.Store.
@@ -86,7 +86,11 @@ type Store struct {
 	durability crawlkeeper.Durability
 	wc         *writeconcern.WriteConcern
 
-	active, archive, history, moves     *mongo.Collection
+	active, archive, history, moves *mongo.Collection
+	// rekeys holds the intents of key changes and merges (rekey.go).
+	rekeys *mongo.Collection
+	// deliveries holds the per-source delivery counters (ingest.go).
+	deliveries                          *mongo.Collection
 	keys                                *mongo.Collection
 	recordIDs, journalSeq               *mongo.Collection
 	state, journal, leases, deadLetters *mongo.Collection
@@ -111,7 +115,7 @@ var _ crawlkeeper.Store = (*Store)(nil)
 // Open connects to the MongoDB server of a mongodb:// or mongodb+srv://
 // URL and uses the database named by its path (DefaultDatabase when it
 // names none). It creates the collections' indexes and repairs moves that
-// a crashed process left half done.
+// a crashed process left half done more than staleIntent ago.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	return OpenWith(ctx, rawURL, crawlkeeper.StoreOptions{})
 }
@@ -160,7 +164,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		client: client, db: db, where: where, durability: durability, wc: co.WriteConcern,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
 		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
-		moves: db.Collection("moves"), keys: db.Collection("keys"), state: db.Collection("state"),
+		moves: db.Collection("moves"), rekeys: db.Collection("rekeys"), deliveries: db.Collection("deliveries"), keys: db.Collection("keys"), state: db.Collection("state"),
 		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
 		monTargets: db.Collection("monitor_targets"), monLog: db.Collection("monitor_log"),
 		monSnaps: db.Collection("monitor_snapshots"), monParts: db.Collection("monitor_parts"),
@@ -169,7 +173,9 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, s.wrap("create indexes", err)
 	}
-	if err := s.repair(ctx, time.Time{}); err != nil {
+	// Only stale intents: a younger one may belong to a move another
+	// process is running, or be a purge's tombstone (see Purge).
+	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}

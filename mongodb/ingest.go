@@ -115,19 +115,31 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 		}
 	}
 	w, res := crawlkeeper.PlanIngest(b, state, ids)
+	if err := s.step("ingest:planned"); err != nil {
+		return nil, err
+	}
 
-	// History goes first: a crash before the record is written leaves
-	// entries at the record's own version, which reads ignore.
-	if len(w.History) > 0 {
-		models := make([]mongo.WriteModel, 0, len(w.History))
-		for _, h := range w.History {
-			d := historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
-				ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()}
-			models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}}).SetReplacement(d).SetUpsert(true))
+	// History of existing records goes first: a crash before the record is
+	// written leaves entries at the record's own version, which reads
+	// ignore. History of records new in this batch (a key delivered twice
+	// in it) goes after their insert: written first, it would outlive an
+	// insert that failed (a concurrent insert of the key won) as the
+	// history of an id that never existed. A crash in between loses only
+	// versions of an unacknowledged batch, which its redelivery rewrites.
+	isNew := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		isNew[id] = true
+	}
+	var oldHist, newHist []*crawlkeeper.HistoryEntry
+	for _, h := range w.History {
+		if isNew[h.RecordID] {
+			newHist = append(newHist, h)
+		} else {
+			oldHist = append(oldHist, h)
 		}
-		if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
-			return nil, fmt.Errorf("write history: %w", err)
-		}
+	}
+	if err := s.writeHistory(ctx, oldHist); err != nil {
+		return nil, err
 	}
 
 	revived := make(map[int64]bool, len(w.DeleteArchive))
@@ -166,6 +178,9 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			return nil, fmt.Errorf("revive: %w", errConflict)
 		}
 	}
+	if err := s.writeHistory(ctx, newHist); err != nil {
+		return nil, err
+	}
 	if err := s.updateRecords(ctx, s.active, w.UpdateActive, w.TouchActive, rev); err != nil {
 		return nil, fmt.Errorf("update records: %w", err)
 	}
@@ -182,7 +197,48 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			return nil, fmt.Errorf("trim history: %w", err)
 		}
 	}
+	if err := s.countDeliveries(ctx, w.Deliveries); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// writeHistory upserts history entries (an entry's _id is its record and
+// version, so writing one twice is harmless).
+func (s *Store) writeHistory(ctx context.Context, hist []*crawlkeeper.HistoryEntry) error {
+	if len(hist) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, 0, len(hist))
+	for _, h := range hist {
+		d := historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
+			ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()}
+		models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}}).SetReplacement(d).SetUpsert(true))
+	}
+	if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		return fmt.Errorf("write history: %w", err)
+	}
+	return nil
+}
+
+// countDeliveries adds a batch's deliveries to the per-source counters in
+// the deliveries collection. Without transactions they are added after
+// the batch's records are written: a crash in between loses that batch's
+// count (never the records), and a batch run again after an error is
+// counted again.
+func (s *Store) countDeliveries(ctx context.Context, ds []crawlkeeper.DeliveryCount) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	models := make([]mongo.WriteModel, len(ds))
+	for i, d := range ds {
+		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: d.Source}}).
+			SetUpdate(bson.D{{Key: "$inc", Value: bson.D{{Key: "deliveries", Value: d.Deliveries}, {Key: "duplicates", Value: d.Duplicates}}}}).SetUpsert(true)
+	}
+	if _, err := s.deliveries.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		return fmt.Errorf("count deliveries: %w", err)
+	}
+	return nil
 }
 
 // updateRecords writes changed and touched records into c, each only if

@@ -72,6 +72,11 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM history`).Scan(&st.History); err != nil {
 		return nil, s.wrap("stats", err)
 	}
+	counts, err := sqlstore.Deliveries(ctx, s.db, `SELECT source, CAST(sum(deliveries) AS SIGNED), CAST(sum(duplicates) AS SIGNED) FROM deliveries GROUP BY source`, func(s string) string { return s })
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	st.AddDeliveries(counts)
 	return st, nil
 }
 

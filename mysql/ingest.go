@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -85,7 +86,29 @@ func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBat
 	if err := s.writeHistory(ctx, tx, w.History, w.TrimHistory); err != nil {
 		return nil, err
 	}
+	if err := writeDeliveries(ctx, tx, w.Deliveries); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// deliveryShards is how many counter rows each source's deliveries are
+// spread over (see migrations/014_deliveries.sql).
+const deliveryShards = 8
+
+// writeDeliveries adds the batch's deliveries to the counters of one
+// shard picked at random, in source order (the order every ingest locks
+// the rows in).
+func writeDeliveries(ctx context.Context, tx *sql.Tx, ds []crawlkeeper.DeliveryCount) error {
+	shard := rand.IntN(deliveryShards)
+	for _, d := range ds {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries (source, shard, deliveries, duplicates) VALUES (?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE deliveries = deliveries + ?, duplicates = duplicates + ?`,
+			d.Source, shard, d.Deliveries, d.Duplicates, d.Deliveries, d.Duplicates); err != nil {
+			return fmt.Errorf("count deliveries: %w", err)
+		}
+	}
+	return nil
 }
 
 // lockKeys inserts the missing keys into record_keys and locks the rows of

@@ -56,6 +56,10 @@ type Engine struct {
 	// Clock is the time source of processed_at, pacing and waits.
 	// Defaults to the system clock.
 	Clock clock.Clock
+	// LeaseClock stamps the scan lease, which other processes read on
+	// their own clocks: a process running on a fixed or sped-up Clock
+	// sets it to the wall clock. Defaults to Clock.
+	LeaseClock clock.Clock
 	// Period is the deadline of one pass. Defaults to 24h.
 	Period time.Duration
 	// Pace spreads RunPass's pass over Period; Run always paces. When
@@ -175,6 +179,14 @@ func (e *Engine) clock() clock.Clock {
 		return clock.Real{}
 	}
 	return e.Clock
+}
+
+// leaseNow is the time the scan lease is stamped with.
+func (e *Engine) leaseNow() time.Time {
+	if e.LeaseClock != nil {
+		return e.LeaseClock.Now()
+	}
+	return e.clock().Now()
 }
 
 func (e *Engine) now() time.Time { return crawlkeeper.Truncate(e.clock().Now()) }

@@ -122,7 +122,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer e.Save(context.WithoutCancel(ctx))
 	owner := e.owner()
 	for ctx.Err() == nil {
-		ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, e.leaseTTL(), e.clock().Now())
+		ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, e.leaseTTL(), e.leaseNow())
 		if err != nil || !ok {
 			if err != nil && ctx.Err() == nil {
 				e.logger().Warn("scan lease", "err", err)
@@ -148,7 +148,7 @@ func (e *Engine) scanWhileLeased(ctx context.Context, owner string) {
 				return
 			case <-e.clock().After(e.leaseTTL() / 3):
 			}
-			ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, e.leaseTTL(), e.clock().Now())
+			ok, err := e.Store.AcquireLease(ctx, ScanLease, owner, e.leaseTTL(), e.leaseNow())
 			if ctx.Err() != nil {
 				return
 			}

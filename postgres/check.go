@@ -6,6 +6,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/jackc/pgx/v5"
 )
 
 // Stats implements crawlkeeper.Store.
@@ -73,6 +74,20 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM history`).Scan(&st.History); err != nil {
 		return nil, s.wrap("stats", err)
 	}
+	rows, err = s.pool.Query(ctx, `SELECT source, sum(deliveries)::bigint, sum(duplicates)::bigint FROM deliveries GROUP BY source`)
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	counts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (crawlkeeper.DeliveryCount, error) {
+		var c crawlkeeper.DeliveryCount
+		err := row.Scan(&c.Source, &c.Deliveries, &c.Duplicates)
+		c.Source = dec(c.Source)
+		return c, err
+	})
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	st.AddDeliveries(counts)
 	return st, nil
 }
 

@@ -99,6 +99,8 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 // synchronous_commit=on, so a commit is flushed to the server's disk before
 // it is acknowledged whatever the server's default; normal runs with
 // synchronous_commit=off. A synchronous_commit given in the URL wins.
+// The setting is made by a SET on each new connection rather than as a
+// startup parameter, which connection poolers such as PgBouncer refuse.
 func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions) (*Store, error) {
 	where := redact(rawURL)
 	durability := opts.Durability.OrDefault()
@@ -110,10 +112,13 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
 	}
 	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
+		setting := "SET synchronous_commit = on"
 		if durability == crawlkeeper.DurabilityNormal {
-			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-		} else {
-			cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+			setting = "SET synchronous_commit = off"
+		}
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, setting)
+			return err
 		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

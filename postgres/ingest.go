@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -161,12 +162,34 @@ func (s *Store) ingest(ctx context.Context, tx pgx.Tx, b *crawlkeeper.IngestBatc
 		batch.Queue(`DELETE FROM history h USING unnest($1::bigint[], $2::bigint[]) AS t(record_id, up_to)
 			WHERE h.record_id = t.record_id AND h.version <= t.up_to`, rid, upTo)
 	}
+	queueDeliveries(batch, w.Deliveries)
 	if batch.Len() > 0 {
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return nil, fmt.Errorf("write: %w", err)
 		}
 	}
 	return res, nil
+}
+
+// deliveryShards is how many counter rows each source's deliveries are
+// spread over (see migrations/014_deliveries.sql).
+const deliveryShards = 8
+
+// queueDeliveries queues the batch's additions to the delivery counters,
+// in source order (the order every ingest locks the rows in), on one
+// shard picked at random.
+func queueDeliveries(batch *pgx.Batch, ds []crawlkeeper.DeliveryCount) {
+	if len(ds) == 0 {
+		return
+	}
+	src, n, dup := make([]string, len(ds)), make([]int64, len(ds)), make([]int64, len(ds))
+	for i, d := range ds {
+		src[i], n[i], dup[i] = enc(d.Source), d.Deliveries, d.Duplicates
+	}
+	batch.Queue(`INSERT INTO deliveries (source, shard, deliveries, duplicates)
+		SELECT s, $4, n, d FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(s, n, d) ORDER BY s COLLATE "C"
+		ON CONFLICT (source, shard) DO UPDATE SET deliveries = deliveries.deliveries + excluded.deliveries, duplicates = deliveries.duplicates + excluded.duplicates`,
+		src, n, dup, rand.IntN(deliveryShards))
 }
 
 // queueInsertActive queues multi-row inserts of full records into active.

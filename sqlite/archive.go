@@ -57,8 +57,10 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 	// The page comes back as one text value: with the pure-Go driver each
 	// row and column returned costs more than SQLite's own work per index
 	// entry, so packing the page in SQL makes selection several times
-	// faster.
-	query := `SELECT coalesce(group_concat(id || ',' || version || ',' || last_updated_at, ';'), ''), coalesce(max(` + col + `), 0) FROM (` +
+	// faster. The aggregate's own ORDER BY (SQLite 3.44) fixes the order
+	// the rows are packed in, which the cursor relies on: SQL does not
+	// promise that an aggregate sees a subquery's rows in its order.
+	query := `SELECT coalesce(group_concat(id || ',' || version || ',' || last_updated_at, ';' ORDER BY ` + col + `, id), ''), coalesce(max(` + col + `), 0) FROM (` +
 		`SELECT id, version, last_updated_at, ` + col + ` FROM active INDEXED BY active_` + col +
 		` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ?)`
 	st, err := s.readStmt(ctx, query)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // maxViolations bounds each kind of violation listed by Check, so a badly
@@ -68,6 +69,11 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM history`).Scan(&st.History); err != nil {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
+	counts, err := sqlstore.Deliveries(ctx, s.r, `SELECT source, sum(deliveries), sum(duplicates) FROM deliveries GROUP BY source`, func(s string) string { return s })
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	st.AddDeliveries(counts)
 	return st, nil
 }
 

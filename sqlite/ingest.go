@@ -113,6 +113,13 @@ func (w *writer) apply(p *crawlkeeper.IngestWrites) error {
 			return err
 		}
 	}
+	for _, d := range p.Deliveries {
+		if _, err := w.exec(`INSERT INTO deliveries (source, shard, deliveries, duplicates) VALUES (?, 0, ?, ?)
+			ON CONFLICT (source, shard) DO UPDATE SET deliveries = deliveries + excluded.deliveries, duplicates = duplicates + excluded.duplicates`,
+			d.Source, d.Deliveries, d.Duplicates); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

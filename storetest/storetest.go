@@ -46,6 +46,7 @@ func Run(t *testing.T, open Opener) {
 		RunKeyRules(t, func(tb testing.TB) crawlkeeper.KeyRulesBackend { return open(tb) })
 	})
 	t.Run("Search", func(t *testing.T) { RunSearch(t, func(tb testing.TB) SearchBackend { return open(tb) }) })
+	t.Run("Rekey", func(t *testing.T) { RunRekey(t, func(tb testing.TB) RekeyBackend { return open(tb) }) })
 }
 
 // A new backend is built and tested one role at a time, in this order:
@@ -78,6 +79,7 @@ func RunRecords(t *testing.T, open RecordOpener) {
 	t.Run("Golden", func(t *testing.T) { testGolden(t, open) })
 	t.Run("Durability", func(t *testing.T) { testDurability(t, open) })
 	t.Run("Keys", func(t *testing.T) { testKeyPairs(t, open) })
+	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
 }
 
 // testDurability checks that the store reports what its acknowledged

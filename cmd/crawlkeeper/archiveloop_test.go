@@ -62,7 +62,7 @@ func TestArchiveTickSurfacesFailures(t *testing.T) {
 			m := metrics.New()
 			holder := &crawlkeeper.LeaseHolder{Store: tc.broken, Name: crawlkeeper.ArchiverLease, Owner: "a", TTL: time.Minute, Now: now}
 			arch := &crawlkeeper.Archiver{Store: tc.broken, Now: now}
-			archiveTick(ctx, holder, arch, m, logger, now)
+			archiveTick(ctx, &archiveRunner{holder: holder, arch: arch, store: tc.broken}, m, logger, now)
 			if got := testutil.ToFloat64(m.Errors.WithLabelValues(tc.op)); got != 1 {
 				t.Errorf("crawlkeeper_errors_total{op=%q} = %v, want 1", tc.op, got)
 			}
@@ -70,5 +70,36 @@ func TestArchiveTickSurfacesFailures(t *testing.T) {
 				t.Errorf("log = %q, want an error saying %q", logs.String(), tc.log)
 			}
 		})
+	}
+}
+
+// A pass asked for by hand (API, dashboard) while another process holds
+// the archiver lease is refused as a conflict naming the holder, and moves
+// nothing; a dry run needs no lease.
+func TestArchiveByHandTakesTheLease(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if ok, err := st.AcquireLease(ctx, crawlkeeper.ArchiverLease, "otherhost-9", time.Hour, time.Now()); err != nil || !ok {
+		t.Fatalf("take the lease: %v %v", ok, err)
+	}
+	arch := &crawlkeeper.Archiver{Store: st}
+	r := &archiveRunner{arch: arch, store: st,
+		holder: &crawlkeeper.LeaseHolder{Store: st, Name: crawlkeeper.ArchiverLease, Owner: "here-1", TTL: time.Minute}}
+	_, err = r.runByHand(ctx, crawlkeeper.ArchiveOptions{Force: true})
+	if crawlkeeper.ErrorCode(err) != crawlkeeper.ECONFLICT || !strings.Contains(err.Error(), "otherhost-9") {
+		t.Fatalf("pass by hand while another process holds the lease: %v, want a conflict naming otherhost-9", err)
+	}
+	if _, err := r.runByHand(ctx, crawlkeeper.ArchiveOptions{DryRun: true}); err != nil {
+		t.Fatalf("dry run: %v", err)
+	}
+	if err := st.ReleaseLease(ctx, crawlkeeper.ArchiverLease, "otherhost-9"); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := r.runByHand(ctx, crawlkeeper.ArchiveOptions{}); err != nil || rep == nil {
+		t.Fatalf("pass once the lease is free: %v %v", rep, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
 	"github.com/crawlkeeper/crawlkeeper/chain"
+	"github.com/crawlkeeper/crawlkeeper/internal/clock"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
@@ -70,7 +71,7 @@ func (e *env) buildChain(names []string, workers int) ([]crawlkeeper.Processor, 
 // configured chain; flags override the configuration. The returned
 // function releases the processors.
 func (e *env) engine(f pipelineFlags, logger *slog.Logger) (*pipeline.Engine, func(), error) {
-	eng := &pipeline.Engine{Store: e.store, Clock: appClock{now: e.a.now, speed: e.a.speed}, Logger: logger,
+	eng := &pipeline.Engine{Store: e.store, Clock: appClock{now: e.a.now, speed: e.a.speed}, LeaseClock: clock.Real{}, Logger: logger,
 		Readers: f.readers, Workers: f.workers, Batch: f.batch, MaxRate: f.maxRate}
 	if f.period != "" {
 		d, err := crawlkeeper.ParseDuration(f.period)

@@ -42,8 +42,10 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 		l.clock = clock.Real{}
 	}
 	h, _ := os.Hostname()
+	// Lease times are wall-clock times whatever --now says: the lease is
+	// shared with other processes, which read it on their own clocks.
 	holder := &crawlkeeper.LeaseHolder{Store: st, Name: l.name, Owner: fmt.Sprintf("%s-%d", h, os.Getpid()),
-		TTL: l.ttl, Now: l.clock.Now, After: l.clock.After}
+		TTL: l.ttl, Now: time.Now, After: l.clock.After}
 	var timeout <-chan time.Time
 	if l.wait > 0 {
 		timeout = l.clock.After(l.wait)
@@ -56,7 +58,7 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 		}
 		who := "another process"
 		if lr, ok := st.(crawlkeeper.LeaseReader); ok {
-			if owner, until, err := lr.LeaseOwner(ctx, l.name, l.clock.Now()); err == nil && owner != "" {
+			if owner, until, err := lr.LeaseOwner(ctx, l.name, time.Now()); err == nil && owner != "" {
 				if deadHere(owner) {
 					// A process of this machine that was killed holding
 					// the lease: free it now rather than wait for it to

@@ -42,7 +42,6 @@ func (l *lockedBuffer) String() string {
 func TestScanOnceTakesTheScanLease(t *testing.T) {
 	c := newCLI(t)
 	const now = "2026-01-01T01:00:00Z"
-	at, _ := time.Parse(time.RFC3339, now)
 	c.ok(items(5), "ingest", "-", "--now", "2026-01-01T00:00:00Z")
 	st, err := openTestStore(c.data)
 	if err != nil {
@@ -51,12 +50,17 @@ func TestScanOnceTakesTheScanLease(t *testing.T) {
 	defer st.Close()
 	ctx := context.Background()
 	const holder = "otherhost-4242"
-	if ok, err := st.AcquireLease(ctx, pipeline.ScanLease, holder, time.Hour, at); err != nil || !ok {
+	// Leases are on the wall clock, whatever --now says.
+	if ok, err := st.AcquireLease(ctx, pipeline.ScanLease, holder, time.Hour, time.Now()); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
+	}
+	_, until, err := st.LeaseOwner(ctx, pipeline.ScanLease, time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	_, errs, code := c.run("", "scan", "--once", "--now", now)
-	if code != 1 || !strings.Contains(errs, holder) || !strings.Contains(errs, "2026-01-01T02:00:00Z") || !strings.Contains(errs, "--wait") {
+	if code != 1 || !strings.Contains(errs, holder) || !strings.Contains(errs, until.Format(time.RFC3339)) || !strings.Contains(errs, "--wait") {
 		t.Fatalf("scan --once while another process holds the lease: exit %d, %q", code, errs)
 	}
 	if cp, err := pipeline.LoadCheckpoint(ctx, st); err != nil || cp != nil {
@@ -91,12 +95,12 @@ func TestScanOnceTakesTheScanLease(t *testing.T) {
 		t.Fatalf("scan --once --wait after the release: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	// The pass gave the lease back.
-	if owner, _, err := st.LeaseOwner(ctx, pipeline.ScanLease, at); err != nil || owner != "" {
+	if owner, _, err := st.LeaseOwner(ctx, pipeline.ScanLease, time.Now()); err != nil || owner != "" {
 		t.Fatalf("lease after the pass: %q %v", owner, err)
 	}
 
 	// A lease whose holder was killed is taken over once it expired.
-	if ok, err := st.AcquireLease(ctx, pipeline.ScanLease, "deadhost-1", time.Minute, at.Add(-time.Hour)); err != nil || !ok {
+	if ok, err := st.AcquireLease(ctx, pipeline.ScanLease, "deadhost-1", time.Minute, time.Now().Add(-time.Hour)); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
 	if out := c.ok("", "scan", "--once", "--now", now); !strings.Contains(out, "pass 2") {
@@ -112,7 +116,6 @@ func TestScanOnceTakesTheScanLease(t *testing.T) {
 func TestArchiveTakesTheArchiverLease(t *testing.T) {
 	c := newCLI(t)
 	const now = "2026-03-01T00:00:00Z"
-	at, _ := time.Parse(time.RFC3339, now)
 	c.ok(items(5), "ingest", "-", "--now", "2026-01-01T00:00:00Z")
 	st, err := openTestStore(c.data)
 	if err != nil {
@@ -121,7 +124,7 @@ func TestArchiveTakesTheArchiverLease(t *testing.T) {
 	defer st.Close()
 	ctx := context.Background()
 	const holder = "otherhost-777"
-	if ok, err := st.AcquireLease(ctx, crawlkeeper.ArchiverLease, holder, time.Hour, at); err != nil || !ok {
+	if ok, err := st.AcquireLease(ctx, crawlkeeper.ArchiverLease, holder, time.Hour, time.Now()); err != nil || !ok {
 		t.Fatalf("take the lease: %v %v", ok, err)
 	}
 	for _, args := range [][]string{

@@ -30,6 +30,9 @@ type serveOptions struct {
 	clock func() time.Time
 	// ready, when set, receives the listening address.
 	ready func(addr string)
+	// prepare, when set, runs once the server is wired and before it
+	// listens (the demo's simulated past).
+	prepare func(ctx context.Context, srv *httpapi.Server, env *env) error
 	// simulate, when set, runs next to the server with its wiring (the
 	// demo's simulated crawl).
 	simulate func(ctx context.Context, srv *httpapi.Server, env *env) error
@@ -118,7 +121,16 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 		return err
 	}
 	env.refreshMetrics(m)
+	// Passes started by hand (API, dashboard) and scheduled ones run under
+	// the one archiver lease that every process sharing the store takes.
+	runner := env.archiveRunner(srv.Archiver, opts)
+	srv.RunArchive = runner.runByHand
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
+	if opts.prepare != nil {
+		if err := opts.prepare(ctx, srv, env); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
@@ -146,7 +158,7 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	done := make(chan struct{})
-	loops := env.backgroundLoops(srv, logger, opts)
+	loops := env.backgroundLoops(srv, runner, logger, opts)
 	// Warn at start, not at a source's first delivery, when the store's
 	// keys were built under other key rules.
 	loops = append(loops, func(ctx context.Context) error {
@@ -194,15 +206,21 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 // Without a monitor, opening it again gives the reason the rounds pages
 // show.
 func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.Logger) http.Handler {
+	// The overview's items-per-hour chart counts what this process's
+	// ingester commits.
+	history := dashboard.NewIngestHistory(e.a.now)
+	srv.Ingester.AfterCommit = append(srv.Ingester.AfterCommit, history.Observe)
 	o := dashboard.Options{
-		Config:   e.a.cfg,
-		Store:    e.store,
-		Monitor:  e.mon,
-		Archiver: srv.Archiver,
-		Metrics:  srv.Metrics,
-		Auth:     srv,
-		Now:      e.a.now,
-		Logger:   logger.With("part", "dashboard"),
+		IngestHistory: history,
+		Config:        e.a.cfg,
+		Store:         e.store,
+		Monitor:       e.mon,
+		Archiver:      srv.Archiver,
+		RunArchive:    srv.RunArchive,
+		Metrics:       srv.Metrics,
+		Auth:          srv,
+		Now:           e.a.now,
+		Logger:        logger.With("part", "dashboard"),
 	}
 	if e.mon == nil {
 		if _, err := e.monitor(ctx); err != nil {
@@ -225,25 +243,12 @@ func (e *env) dashboard(ctx context.Context, srv *httpapi.Server, logger *slog.L
 }
 
 // backgroundLoops returns the periodic work of a serve process.
-func (e *env) backgroundLoops(srv *httpapi.Server, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
-	every := opts.archiveEvery
-	if every == 0 {
-		every = e.a.cfg.Archive.Every.D()
-	}
-	if every == 0 {
-		every = time.Hour
-	}
+func (e *env) backgroundLoops(srv *httpapi.Server, runner *archiveRunner, logger *slog.Logger, opts serveOptions) []func(context.Context) error {
 	var loops []func(context.Context) error
-	if every > 0 {
-		owner := fmt.Sprintf("%s-%d", hostname(), os.Getpid())
-		ttl := e.a.cfg.Archive.Lease.D()
-		if ttl <= 0 {
-			ttl = every + time.Minute
-		}
-		holder := &crawlkeeper.LeaseHolder{Store: e.store, Name: crawlkeeper.ArchiverLease, Owner: owner, TTL: ttl, Now: e.a.now}
+	if every := archiveEvery(e.a.cfg, opts); every > 0 {
 		loops = append(loops, func(ctx context.Context) error {
 			return tick(ctx, every, func(ctx context.Context) {
-				archiveTick(ctx, holder, srv.Archiver, srv.Metrics, logger, e.a.now)
+				archiveTick(ctx, runner, srv.Metrics, logger, e.a.now)
 			})
 		})
 	}

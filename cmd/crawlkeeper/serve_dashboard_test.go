@@ -27,6 +27,7 @@ func TestServeDashboard(t *testing.T) {
 		"/rounds":    `data-round="1"`,
 		"/pipeline":  `data-k="active">1<`,
 		"/records/1": "Data Engineer",
+		"/alerts":    `id="no-rules"`,
 	} {
 		res, err := http.Get(base + path)
 		if err != nil {
@@ -39,6 +40,18 @@ func TestServeDashboard(t *testing.T) {
 		}
 		if res.Header.Get("Content-Security-Policy") != dashboard.ContentSecurityPolicy {
 			t.Errorf("GET %s: CSP %q", path, res.Header.Get("Content-Security-Policy"))
+		}
+	}
+}
+
+// TestDemoFlags: the demo refuses a simulated past it cannot read before
+// it starts anything.
+func TestDemoFlags(t *testing.T) {
+	c := newCLI(t)
+	for _, past := range []string{"a week", "-1d"} {
+		_, errs, code := c.run("", "demo", "--past", past)
+		if code != 2 || !strings.Contains(errs, "--past") {
+			t.Errorf("demo --past %q: exit %d, %s", past, code, errs)
 		}
 	}
 }

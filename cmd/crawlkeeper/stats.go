@@ -43,6 +43,7 @@ func runStats(ctx context.Context, a *app, args []string) error {
 		return a.printJSON(s)
 	}
 	fmt.Fprintf(a.stdout, "active %d  archived %d  history %d  date errors %d\n", s.Active, s.Archived, s.History, s.DateErrors)
+	fmt.Fprintf(a.stdout, "deliveries %d  duplicates merged %d (%s)\n", s.Deliveries, s.DuplicateDeliveries, percent(s.DuplicateRate))
 	if s.ArchiveRawBytes > 0 {
 		fmt.Fprintf(a.stdout, "archive payloads: %d bytes raw, %d stored\n", s.ArchiveRawBytes, s.ArchiveStoredBytes)
 	}
@@ -52,7 +53,7 @@ func runStats(ctx context.Context, a *app, args []string) error {
 	}
 	sort.Strings(names)
 	if len(names) > 0 {
-		fmt.Fprintf(a.stdout, "\n%-24s %10s %10s %12s %14s %14s\n", "SOURCE", "ACTIVE", "ARCHIVED", "DATE ERRORS", "MEDIAN LIFE", "CHANGES/WEEK")
+		fmt.Fprintf(a.stdout, "\n%-24s %10s %10s %12s %14s %14s %12s %10s\n", "SOURCE", "ACTIVE", "ARCHIVED", "DATE ERRORS", "MEDIAN LIFE", "CHANGES/WEEK", "DELIVERIES", "DUPLICATES")
 	}
 	for _, n := range names {
 		ss := s.Sources[n]
@@ -67,10 +68,13 @@ func runStats(ctx context.Context, a *app, args []string) error {
 		if ss.ChangesPerWeek != nil {
 			changes = fmt.Sprintf("%.1f", *ss.ChangesPerWeek)
 		}
-		fmt.Fprintf(a.stdout, "%-24s %10d %10d %12d %14s %14s\n", label, ss.Active, ss.Archived, ss.DateErrors, life, changes)
+		fmt.Fprintf(a.stdout, "%-24s %10d %10d %12d %14s %14s %12d %10s\n", label, ss.Active, ss.Archived, ss.DateErrors, life, changes, ss.Deliveries, percent(ss.DuplicateRate))
 		for _, msg := range ss.DateErrorSamples {
 			fmt.Fprintf(a.stdout, "    %s\n", msg)
 		}
 	}
 	return nil
 }
+
+// percent writes a rate from 0 to 1 as a percentage.
+func percent(rate float64) string { return fmt.Sprintf("%.1f%%", 100*rate) }

@@ -30,6 +30,10 @@
 			return;
 		}
 		var bars = spec.kind === "bars";
+		// A small chart (in an overview card) says its height.
+		var small = el.hasAttribute("data-height");
+		var h = parseInt(el.getAttribute("data-height"), 10) || height;
+		var minWidth = small ? 160 : 320;
 		var xs = spec.x || [];
 		var points = 0;
 		var data = [xs];
@@ -66,8 +70,11 @@
 		var opts = {
 			// Times on the pages are UTC; the charts agree with them.
 			tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"); },
-			width: Math.max(el.clientWidth, 320),
-			height: height,
+			width: Math.max(el.clientWidth, minWidth),
+			// A small chart has no room for a legend; its title says what
+			// it draws.
+			legend: { show: !small },
+			height: h,
 			series: series,
 			scales: {
 				x: {
@@ -100,7 +107,7 @@
 		}
 		var plot = new uPlot(opts, data, el);
 		window.addEventListener("resize", function () {
-			plot.setSize({ width: Math.max(el.clientWidth, 320), height: height });
+			plot.setSize({ width: Math.max(el.clientWidth, minWidth), height: h });
 		});
 	}
 

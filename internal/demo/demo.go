@@ -36,6 +36,8 @@ type site struct {
 	plan    []visit
 	posting map[string][]*posting
 	seq     int
+	// degraded marks a round that loses most salaries (an incident).
+	degraded bool
 }
 
 type posting struct {
@@ -49,6 +51,7 @@ type posting struct {
 
 type visit struct {
 	at     time.Time
+	round  int
 	target string
 	fail   bool
 }
@@ -59,6 +62,8 @@ type Sim struct {
 	Monitor crawlkeeper.Monitor
 	sites   []*site
 	r       *rand.Rand
+	// anchor, when set, places the incidents (see Incidents).
+	anchor time.Time
 }
 
 // Config returns the configuration the demo runs with: per-source time
@@ -71,7 +76,7 @@ sources:
     locale: en-US
     timezone: America/New_York
     stale_after: 2d
-    watch_fields: [visa_sponsorship]
+    watch_fields: [visa_sponsorship, salary]
   uni.example.jp:
     timezone: Asia/Tokyo
     languages: [ja]
@@ -86,6 +91,36 @@ monitor:
   samples: 5
 archive:
   batch: 500
+# The demo's data lives in a temporary folder: fast commits matter more
+# than surviving a power loss, so a week of simulated past is written in
+# seconds.
+store:
+  durability: normal
+# Rules that the demo's incidents (see demo.Incidents) set off: a round
+# that stalls, a source that stops delivering, a coverage drop. At the
+# demo's speed the rules are evaluated every simulated hour.
+alerts:
+  every: 5s
+  rules:
+    - name: events-round-stalled
+      kind: round_stalled
+      round_prefix: events-
+      buckets: 6
+    - name: news-stopped-delivering
+      kind: ingest_stopped
+      source: news.example.fr
+      for: 4h
+    - name: jobs-salary-coverage
+      kind: fill_rate
+      source: jobs.example.com
+      field: salary
+      threshold: 0.5
+    - name: unreadable-dates
+      kind: date_errors
+      threshold: 0.2
+    - name: dead-letters
+      kind: dead_letters
+      threshold: 10
 `
 }
 
@@ -114,7 +149,75 @@ func New(ingest Ingest, mon crawlkeeper.Monitor, start time.Time, seed uint64) *
 		st.posting = map[string][]*posting{}
 		st.next = start.Add(time.Duration(i) * 20 * time.Minute)
 	}
+	// The jobs crawler runs between the others' rounds; the incidents'
+	// windows count on these offsets (a whole number of every-intervals
+	// from start to the anchor keeps them).
+	s.sites[0].next = start.Add(3 * time.Hour)
 	return s
+}
+
+// Shrink keeps one target in n of each site, for tests that need the
+// simulation's shape more than its volume. Call it before the first Step.
+func (s *Sim) Shrink(n int) {
+	for _, st := range s.sites {
+		var keep []string
+		for i, t := range st.targets {
+			if i%n == 0 {
+				keep = append(keep, t)
+			}
+		}
+		st.targets = keep
+	}
+}
+
+// The incidents repeat every incidentPeriod. Each happens in a window
+// around the anchor (and around the anchor plus or minus whole periods),
+// so a demo anchored at its start shows all of them going on at once,
+// with earlier occurrences already in the history.
+const incidentPeriod = 48 * time.Hour
+
+// window is a span around the anchor: from is negative (before it), to
+// after from, both within one period.
+type window struct{ from, to time.Duration }
+
+var (
+	// The news crawler is down: no round starts, no page is fetched.
+	// Its last round before the window ends ten hours before the anchor.
+	newsOutage = window{-8 * time.Hour, 16 * time.Hour}
+	// The events crawler hangs: its visits wait until the window ends.
+	// The round started 7h20m before the anchor has done two thirds of
+	// its targets; the next one starts 40 minutes after the anchor and
+	// waits too.
+	eventsStall = window{-6 * time.Hour, 6 * time.Hour}
+	// The jobs site changed its layout: the round started three hours
+	// before the anchor (the newest at the anchor) loses most salaries.
+	jobsCoverage = window{-4 * time.Hour, -2 * time.Hour}
+)
+
+// Incidents makes the simulation misbehave around anchor, and every 48
+// simulated hours before and after it: the news site stops delivering
+// for a day, the events crawler stalls for 15 hours, and a jobs round
+// loses most of its salaries. The demo's alert rules (Config) fire on
+// each.
+func (s *Sim) Incidents(anchor time.Time) { s.anchor = anchor }
+
+// in reports whether t falls in an occurrence of w, and when that
+// occurrence ends.
+func (s *Sim) in(w window, t time.Time) (bool, time.Time) {
+	if s.anchor.IsZero() {
+		return false, time.Time{}
+	}
+	phase := t.Sub(s.anchor) % incidentPeriod
+	if phase < 0 {
+		phase += incidentPeriod
+	}
+	switch {
+	case phase < w.to:
+		return true, t.Add(w.to - phase)
+	case phase >= incidentPeriod+w.from && phase < incidentPeriod+w.to:
+		return true, t.Add(incidentPeriod + w.to - phase)
+	}
+	return false, time.Time{}
 }
 
 // Step runs everything due at now: new rounds start, planned visits
@@ -122,8 +225,10 @@ func New(ingest Ingest, mon crawlkeeper.Monitor, start time.Time, seed uint64) *
 func (s *Sim) Step(ctx context.Context, now time.Time) error {
 	for _, st := range s.sites {
 		if !now.Before(st.next) {
-			if err := s.startRound(ctx, st, st.next); err != nil {
-				return err
+			if down, _ := s.in(newsOutage, st.next); !(down && st.name == newsSite) {
+				if err := s.startRound(ctx, st, st.next); err != nil {
+					return err
+				}
 			}
 			st.next = st.next.Add(st.every)
 		}
@@ -133,6 +238,9 @@ func (s *Sim) Step(ctx context.Context, now time.Time) error {
 			st.plan = st.plan[1:]
 		}
 		for _, v := range due {
+			if down, _ := s.in(newsOutage, v.at); down && st.name == newsSite {
+				continue
+			}
 			if err := s.visit(ctx, st, v); err != nil {
 				return err
 			}
@@ -141,34 +249,91 @@ func (s *Sim) Step(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (s *Sim) roundName(st *site) string {
-	return fmt.Sprintf("%s-%d", strings.SplitN(st.name, ".", 2)[0], st.round)
+// Task is work done at intervals of simulated time while Replay runs.
+type Task struct {
+	Every time.Duration
+	Run   func(ctx context.Context, now time.Time) error
 }
+
+// Replay runs the simulation from from to to in steps of step, setting
+// the clock (set) before each one, so a week of crawling is written
+// through the normal ingest path with the times it would have had. Each
+// task runs whenever its interval has passed, and once more at to.
+func (s *Sim) Replay(ctx context.Context, from, to time.Time, step time.Duration, set func(time.Time), tasks ...Task) error {
+	last := make([]time.Time, len(tasks))
+	for i := range last {
+		last[i] = from
+	}
+	for now := from; ; now = now.Add(step) {
+		if now.After(to) {
+			now = to
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		set(now)
+		if err := s.Step(ctx, now); err != nil {
+			return err
+		}
+		for i, t := range tasks {
+			if now.Sub(last[i]) >= t.Every || now.Equal(to) {
+				if err := t.Run(ctx, now); err != nil {
+					return err
+				}
+				last[i] = now
+			}
+		}
+		if !now.Before(to) {
+			return nil
+		}
+	}
+}
+
+func (s *Sim) roundName(st *site, round int) string {
+	return fmt.Sprintf("%s-%d", strings.SplitN(st.name, ".", 2)[0], round)
+}
+
+const (
+	newsSite   = "news.example.fr"
+	eventsSite = "events.example.de"
+	jobsSite   = "jobs.example.com"
+)
 
 func (s *Sim) startRound(ctx context.Context, st *site, at time.Time) error {
 	st.round++
-	if _, err := s.Monitor.Queue(ctx, crawlkeeper.QueueRequest{Round: s.roundName(st), Targets: st.targets, At: at}); err != nil {
+	st.degraded, _ = s.in(jobsCoverage, at)
+	st.degraded = st.degraded && st.name == jobsSite
+	if _, err := s.Monitor.Queue(ctx, crawlkeeper.QueueRequest{Round: s.roundName(st, st.round), Targets: st.targets, At: at}); err != nil {
 		return err
 	}
 	// Visit every target once, spread over the crawl; a few fail, and the
 	// crawler slows down halfway through some rounds (visible as a dip in
 	// the throughput chart).
 	order := s.r.Perm(len(st.targets))
-	st.plan = st.plan[:0]
+	// Visits of an earlier round still planned (a stalled crawl catching
+	// up) stay in the plan.
 	for i, k := range order {
 		frac := float64(i) / float64(len(order))
 		if st.round%3 == 0 && frac > 0.5 {
 			frac = 0.5 + (frac-0.5)*1.6
 		}
-		st.plan = append(st.plan, visit{at: at.Add(time.Duration(frac * float64(st.crawlFor))), target: st.targets[k], fail: s.r.IntN(40) == 0})
+		v := visit{at: at.Add(time.Duration(frac * float64(st.crawlFor))), round: st.round, target: st.targets[k], fail: s.r.IntN(40) == 0}
+		if st.name == eventsSite {
+			// A hung crawler: what it should have fetched in the window
+			// comes when it recovers, spread over ten minutes.
+			if stalled, end := s.in(eventsStall, v.at); stalled {
+				v.at = end.Add(time.Duration(frac * float64(10*time.Minute)))
+			}
+		}
+		st.plan = append(st.plan, v)
 	}
-	sort.Slice(st.plan, func(i, j int) bool { return st.plan[i].at.Before(st.plan[j].at) })
+	sort.SliceStable(st.plan, func(i, j int) bool { return st.plan[i].at.Before(st.plan[j].at) })
 	return nil
 }
 
 func (s *Sim) visit(ctx context.Context, st *site, v visit) error {
 	if v.fail {
-		_, err := s.Monitor.Mark(ctx, []crawlkeeper.Mark{{Round: s.roundName(st), Target: v.target, Kind: crawlkeeper.MarkFailed, At: v.at}})
+		_, err := s.Monitor.Mark(ctx, []crawlkeeper.Mark{{Round: s.roundName(st, v.round), Target: v.target, Kind: crawlkeeper.MarkFailed, At: v.at}})
 		return err
 	}
 	// The target's current listing: postings past their life are gone
@@ -191,9 +356,13 @@ func (s *Sim) visit(ctx context.Context, st *site, v visit) error {
 		if s.r.IntN(6) == 0 {
 			p.revision++
 		}
-		items = append(items, st.item(s.r, p, v.at))
+		it := st.item(s.r, p, v.at)
+		if st.degraded && p.id%5 != 0 {
+			it["salary"] = ""
+		}
+		items = append(items, it)
 	}
-	return s.Ingest(ctx, items, crawlkeeper.Meta{Source: st.name, Round: s.roundName(st), Target: v.target, CrawledAt: v.at.Format(time.RFC3339)})
+	return s.Ingest(ctx, items, crawlkeeper.Meta{Source: st.name, Round: s.roundName(st, v.round), Target: v.target, CrawledAt: v.at.Format(time.RFC3339)})
 }
 
 var (

@@ -1,0 +1,446 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/config"
+)
+
+// RekeyBackend is a store with every role a rekey run and its checks use.
+type RekeyBackend interface {
+	crawlkeeper.RekeyBackend
+	crawlkeeper.ArchiveStore
+}
+
+// oldKeyRules are the rules the suite's records are first keyed under:
+// URLs and titles compared as sent, as before canonical keys.
+const oldKeyRules = `
+defaults:
+  key_rules:
+    url: {canonical: false}
+    title: {fold: false}
+`
+
+// rekeyPairs are pairs of deliveries (title, url) stored as two records
+// under oldKeyRules; sameRecord says whether the current default rules
+// merge them.
+var rekeyPairs = []keyPair{
+	{"UTM", "jobs", [2]string{"Open Day", "https://uni.example/events/open-day?utm_source=twitter&utm_medium=social"}, [2]string{"Open Day", "https://uni.example/events/open-day"}, true},
+	{"Fbclid", "jobs", [2]string{"Fair", "https://uni.example/fair?fbclid=IwAR0"}, [2]string{"Fair", "https://uni.example/fair"}, true},
+	{"TrailingSlash", "jobs", [2]string{"Tour", "https://uni.example/events/tour/"}, [2]string{"Tour", "https://uni.example/events/tour"}, true},
+	{"ParamOrder", "jobs", [2]string{"List", "https://jobs.example/list?page=2&sort=new"}, [2]string{"List", "https://jobs.example/list?sort=new&page=2"}, true},
+	{"TitleCase", "jobs", [2]string{"Data Engineer", "https://jobs.example/1"}, [2]string{"DATA ENGINEER", "https://jobs.example/1"}, true},
+	{"ID", "jobs", [2]string{"View", "https://jobs.example/view?id=1"}, [2]string{"View", "https://jobs.example/view?id=2"}, false},
+	{"Page", "jobs", [2]string{"Page", "https://jobs.example/p?page=1"}, [2]string{"Page", "https://jobs.example/p?page=2"}, false},
+	{"Path", "jobs", [2]string{"Path", "https://jobs.example/a/1"}, [2]string{"Path", "https://jobs.example/a/2"}, false},
+	{"Host", "jobs", [2]string{"Host", "https://a.example/x"}, [2]string{"Host", "https://b.example/x"}, false},
+	{"OtherSource", "news", [2]string{"Fair", "https://uni.example/fair?fbclid=IwAR0"}, [2]string{"Fair", "https://uni.example/fair"}, true},
+}
+
+// RunRekey runs the conformance tests of crawlkeeper.RekeyStore through a
+// rekey run (crawlkeeper.Rekeyer): records stored under older key rules
+// are re-keyed, colliding ones merged (active with active, active with
+// archived, archived with archived) with every version kept, conditions
+// respected, and a second run changes nothing.
+func RunRekey(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	t.Run("Pairs", func(t *testing.T) { testRekeyPairs(t, open) })
+	t.Run("History", func(t *testing.T) { testRekeyHistory(t, open) })
+	t.Run("Archive", func(t *testing.T) { testRekeyArchive(t, open) })
+	t.Run("Chain", func(t *testing.T) { testRekeyChain(t, open) })
+	t.Run("Conditions", func(t *testing.T) { testRekeyConditions(t, open) })
+}
+
+// rekeyEnv is a store with records keyed under oldKeyRules.
+type rekeyEnv struct {
+	*Env[RekeyBackend]
+	old, cur *crawlkeeper.Config
+}
+
+func newRekeyEnv(t *testing.T, open func(tb testing.TB) RekeyBackend) *rekeyEnv {
+	e := NewEnv(t, open)
+	old, err := config.Parse([]byte(oldKeyRules))
+	ok(t, err)
+	e.Config = old
+	return &rekeyEnv{Env: e, old: old, cur: &crawlkeeper.Config{}}
+}
+
+// deliver ingests one item under the old rules at time at.
+func (e *rekeyEnv) deliver(at time.Time, source, title, url string, extra ...string) int64 {
+	e.TB.Helper()
+	e.Now = at
+	m := map[string]any{"_source": source, "title": title, "url": url}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i]] = extra[i+1]
+	}
+	b, _ := json.Marshal(m)
+	return e.Ingest(string(b)).IDs[0]
+}
+
+// rekey runs a rekey under the current (default) rules.
+func (e *rekeyEnv) rekey(dry bool) *crawlkeeper.RekeyReport {
+	e.TB.Helper()
+	k := &crawlkeeper.Rekeyer{Store: e.Store, Config: e.cur, DryRun: dry, PageSize: 3, Now: func() time.Time { return T0.Add(1000 * time.Hour) }}
+	rep, err := k.Run(context.Background())
+	if err != nil {
+		e.TB.Fatalf("rekey: %v", err)
+	}
+	return rep
+}
+
+// gone fails unless id is neither active nor archived.
+func (e *rekeyEnv) gone(id int64) {
+	e.TB.Helper()
+	if r, err := e.Store.Get(context.Background(), id); crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
+		e.TB.Fatalf("record %d after the merge: %+v %v, want not found", id, r, err)
+	}
+}
+
+func (e *rekeyEnv) history(id int64) []crawlkeeper.HistoryEntry {
+	e.TB.Helper()
+	h, err := e.Store.History(context.Background(), id)
+	ok(e.TB, err)
+	return h
+}
+
+func testRekeyPairs(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	ctx := context.Background()
+	type ids struct{ a, b int64 }
+	got := map[string]ids{}
+	for i, p := range rekeyPairs {
+		a := e.deliver(T0.Add(time.Duration(i)*time.Minute), p.source, p.a[0], p.a[1], "pair", p.name)
+		b := e.deliver(T0.Add(time.Hour+time.Duration(i)*time.Minute), p.source, p.b[0], p.b[1], "pair", p.name)
+		if a == b {
+			t.Fatalf("%s: the old rules stored one record; the pair tests nothing", p.name)
+		}
+		got[p.name] = ids{a, b}
+	}
+	merges := 0
+	for _, p := range rekeyPairs {
+		if p.sameRecord {
+			merges++
+		}
+	}
+
+	dry := e.rekey(true)
+	if !dry.DryRun || dry.Merges != int64(merges) || dry.Merged != int64(merges) {
+		t.Fatalf("dry run: %+v, want %d merges", dry, merges)
+	}
+	for _, p := range rekeyPairs {
+		e.MustGet(got[p.name].a)
+		e.MustGet(got[p.name].b)
+	}
+	if fp, _ := crawlkeeper.StoredKeyRules(ctx, e.Store, "jobs"); fp == mustFingerprint(t, e.cur, "jobs") {
+		t.Fatal("a dry run recorded the new fingerprint")
+	}
+
+	rep := e.rekey(false)
+	if rep.Merges != int64(merges) || rep.Merged != int64(merges) || rep.Skipped != 0 || rep.Scanned != int64(2*len(rekeyPairs)) {
+		t.Fatalf("rekey: %+v, want %d merges of %d records", rep, merges, 2*len(rekeyPairs))
+	}
+	for _, p := range rekeyPairs {
+		id := got[p.name]
+		a := e.MustGet(id.a)
+		prepared := e.prepareCur(p.source, p.a[0], p.a[1])
+		if a.Key != prepared.Key {
+			t.Errorf("%s: survivor key %s, ingest under the current rules builds %s", p.name, a.Key, prepared.Key)
+		}
+		if !p.sameRecord {
+			b := e.MustGet(id.b)
+			if b.Key == a.Key {
+				t.Errorf("%s: both records have key %s", p.name, a.Key)
+			}
+			continue
+		}
+		e.gone(id.b)
+		// The survivor: the first id and crawled_at, the last delivery,
+		// the newest content, and the other content in its history.
+		if !a.CrawledAt.Equal(T0.Add(time.Duration(indexOf(p.name))*time.Minute)) || !a.LastUpdatedAt.Equal(T0.Add(time.Hour+time.Duration(indexOf(p.name))*time.Minute)) {
+			t.Errorf("%s: survivor crawled_at %s last_updated_at %s", p.name, a.CrawledAt, a.LastUpdatedAt)
+		}
+		if !strings.Contains(string(a.Item), jsonText(p.b[1])) {
+			t.Errorf("%s: survivor item %s, want the newest delivery (%s)", p.name, a.Item, p.b[1])
+		}
+		h := e.history(id.a)
+		if len(h) != 1 || !strings.Contains(string(h[0].Item), jsonText(p.a[1])) || h[0].Version != a.Version-1 {
+			t.Errorf("%s: survivor (version %d) history %+v, want the first delivery", p.name, a.Version, h)
+		}
+		// A delivery under the current rules now updates the survivor.
+		res, err := e.Store.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{e.prepareCur(p.source, p.a[0], p.a[1], "pair", p.name)}, Now: T0.Add(2 * time.Hour)})
+		ok(t, err)
+		if res.IDs[0] != id.a || res.Outcomes[0] == crawlkeeper.OutcomeInserted {
+			t.Errorf("%s: a delivery after the rekey went to record %d (%s), want %d", p.name, res.IDs[0], res.Outcomes[0], id.a)
+		}
+	}
+	for _, src := range []string{"jobs", "news"} {
+		if fp, _ := crawlkeeper.StoredKeyRules(ctx, e.Store, src); fp != mustFingerprint(t, e.cur, src) || rep.Fingerprints[src] != fp {
+			t.Errorf("source %s: stored fingerprint %q, reported %q", src, fp, rep.Fingerprints[src])
+		}
+	}
+	j, err := e.Store.Journal(ctx, crawlkeeper.RekeyJournal, 100)
+	ok(t, err)
+	if len(j) != merges {
+		t.Errorf("%d merges journaled, want %d", len(j), merges)
+	}
+	var entry crawlkeeper.MergeJournalEntry
+	if len(j) > 0 {
+		ok(t, json.Unmarshal(j[0].Body, &entry))
+		if entry.Survivor == 0 || len(entry.Merged) != 1 || len(entry.OldKeys) != 2 || entry.Key == "" {
+			t.Errorf("journal entry %s", j[0].Body)
+		}
+	}
+	if runs, err := e.Store.Journal(ctx, crawlkeeper.RekeyRunJournal, 10); err != nil || len(runs) != 1 {
+		t.Errorf("run journal: %d entries, %v", len(runs), err)
+	}
+	e.MustCheck()
+
+	again := e.rekey(false)
+	if again.Merges != 0 || again.Rekeyed != 0 || again.Skipped != 0 {
+		t.Fatalf("a second rekey changed things: %+v", again)
+	}
+	e.MustCheck()
+}
+
+func indexOf(name string) int {
+	for i, p := range rekeyPairs {
+		if p.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// jsonText returns s as a JSON string the way stored items write it
+// (without HTML escaping).
+func jsonText(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSpace(b.String())
+}
+
+func mustFingerprint(t *testing.T, cfg *crawlkeeper.Config, source string) string {
+	fp, err := crawlkeeper.KeyRulesFingerprint(cfg, source)
+	ok(t, err)
+	return fp
+}
+
+// prepareCur prepares an item under the current rules.
+func (e *rekeyEnv) prepareCur(source, title, url string, extra ...string) *crawlkeeper.Prepared {
+	e.TB.Helper()
+	m := map[string]any{"_source": source, "title": title, "url": url}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i]] = extra[i+1]
+	}
+	b, _ := json.Marshal(m)
+	p, err := (&crawlkeeper.Preparer{Config: e.cur}).Prepare(b, 1, crawlkeeper.Meta{}, e.Now)
+	ok(e.TB, err)
+	return p
+}
+
+// testRekeyHistory merges two records that both changed: every version
+// of both ends up in the survivor's history, in time order.
+func testRekeyHistory(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	u1, u2 := "https://h.example/post?utm_source=a", "https://h.example/post"
+	a := e.deliver(T0, "s", "Post", u1, "body", "a1")
+	b := e.deliver(T0.Add(time.Hour), "s", "Post", u2, "body", "b1")
+	e.deliver(T0.Add(2*time.Hour), "s", "Post", u1, "body", "a2")
+	e.deliver(T0.Add(3*time.Hour), "s", "Post", u2, "body", "b2")
+	e.deliver(T0.Add(4*time.Hour), "s", "Post", u1, "body", "a3")
+	// b is delivered last, unchanged: the newest content is a's.
+	e.deliver(T0.Add(5*time.Hour), "s", "Post", u2, "body", "b2")
+	rep := e.rekey(false)
+	if rep.Merges != 1 {
+		t.Fatalf("rekey: %+v", rep)
+	}
+	e.gone(b)
+	r := e.MustGet(a)
+	if !strings.Contains(string(r.Item), `"a3"`) || !r.CrawledAt.Equal(T0) || !r.LastUpdatedAt.Equal(T0.Add(5*time.Hour)) || !r.LastChangedAt.Equal(T0.Add(4*time.Hour)) {
+		t.Fatalf("survivor: %+v", r)
+	}
+	h := e.history(a)
+	var bodies []string
+	for i, x := range h {
+		var it struct{ Body string }
+		ok(t, json.Unmarshal(x.Item, &it))
+		bodies = append(bodies, it.Body)
+		if x.Version != r.Version-int64(len(h)-i) {
+			t.Errorf("history entry %d has version %d; survivor version %d, %d entries", i, x.Version, r.Version, len(h))
+		}
+	}
+	if strings.Join(bodies, ",") != "a1,b1,a2,b2" {
+		t.Fatalf("survivor history %v, want a1,b1,a2,b2", bodies)
+	}
+	e.MustCheck()
+}
+
+// testRekeyArchive merges across the active set and the archive.
+func testRekeyArchive(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	ctx := context.Background()
+	archive := func(id int64) {
+		t.Helper()
+		r := e.MustGet(id)
+		moved, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, T0.Add(10*time.Hour))
+		ok(t, err)
+		if len(moved) != 1 {
+			t.Fatalf("archive %d: moved %v", id, moved)
+		}
+	}
+	// Active first, archived second: the survivor (first id) is active.
+	a1 := e.deliver(T0, "s", "One", "https://x.example/1/")
+	a2 := e.deliver(T0.Add(time.Hour), "s", "One", "https://x.example/1")
+	archive(a2)
+	// Archived first, active second: the survivor keeps the archived
+	// record's id and becomes active.
+	b1 := e.deliver(T0, "s", "Two", "https://x.example/2/")
+	b2 := e.deliver(T0.Add(time.Hour), "s", "Two", "https://x.example/2")
+	archive(b1)
+	// Both archived: the survivor stays archived.
+	c1 := e.deliver(T0, "s", "Three", "https://x.example/3/")
+	c2 := e.deliver(T0.Add(time.Hour), "s", "Three", "https://x.example/3")
+	archive(c1)
+	archive(c2)
+	rep := e.rekey(false)
+	if rep.Merges != 3 {
+		t.Fatalf("rekey: %+v", rep)
+	}
+	for _, c := range []struct {
+		keep, gone int64
+		archived   bool
+	}{{a1, a2, false}, {b1, b2, false}, {c1, c2, true}} {
+		e.gone(c.gone)
+		r := e.MustGet(c.keep)
+		if r.Archived() != c.archived {
+			t.Errorf("survivor %d: archived %v, want %v", c.keep, r.Archived(), c.archived)
+		}
+		if c.archived && (r.ArchiveReason != crawlkeeper.ReasonManual || r.ArchivedAt == nil) {
+			t.Errorf("survivor %d: archived at %v for %q", c.keep, r.ArchivedAt, r.ArchiveReason)
+		}
+		if h := e.history(c.keep); len(h) != 1 {
+			t.Errorf("survivor %d: %d history entries, want 1", c.keep, len(h))
+		}
+	}
+	page, err := e.Store.List(ctx, crawlkeeper.RecordQuery{Archived: true, Limit: 10})
+	ok(t, err)
+	if len(page.Records) != 1 || page.Records[0].ID != c1 {
+		t.Errorf("archive after the rekey: %d records", len(page.Records))
+	}
+	e.MustCheck()
+	if again := e.rekey(false); again.Merges != 0 || again.Rekeyed != 0 {
+		t.Fatalf("second rekey: %+v", again)
+	}
+}
+
+// testRekeyChain re-keys a record onto the key another record holds
+// before that one is re-keyed itself, and merges three records into one.
+func testRekeyChain(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	ids := []int64{
+		e.deliver(T0, "s", "Job", "https://x.example/job?utm_source=a"),
+		e.deliver(T0.Add(time.Minute), "s", "JOB", "https://x.example/job"),
+		e.deliver(T0.Add(2*time.Minute), "s", "job", "https://x.example/job/?fbclid=1"),
+	}
+	other := e.deliver(T0.Add(3*time.Minute), "s", "Job", "https://x.example/job?id=7")
+	rep := e.rekey(false)
+	if rep.Merges != 2 || rep.Merged != 2 {
+		t.Fatalf("rekey: %+v", rep)
+	}
+	r := e.MustGet(ids[0])
+	e.gone(ids[1])
+	e.gone(ids[2])
+	e.MustGet(other)
+	if h := e.history(ids[0]); len(h) != 2 || r.Version != 3 {
+		t.Fatalf("survivor version %d with %d history entries, want 3 and 2", r.Version, len(h))
+	}
+	e.MustCheck()
+}
+
+// testRekeyConditions checks that the store applies a merge or a key change
+// only to records still in the state it was decided on.
+func testRekeyConditions(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	ctx := context.Background()
+	a := e.deliver(T0, "s", "Cond", "https://x.example/c/")
+	b := e.deliver(T0.Add(time.Hour), "s", "Cond", "https://x.example/c")
+	ra, rb := e.MustGet(a), e.MustGet(b)
+	p := e.prepareCur("s", "Cond", "https://x.example/c")
+	m := crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{ra, rb}, nil, p.Key, p.KeyParts, T0)
+	// b is re-crawled after the decision.
+	e.deliver(T0.Add(2*time.Hour), "s", "Cond", "https://x.example/c")
+	applied, err := e.Store.MergeRecords(ctx, m)
+	ok(t, err)
+	if applied {
+		t.Fatal("a merge was applied to a record re-crawled after the decision")
+	}
+	e.MustGet(a)
+	e.MustGet(b)
+	done, err := e.Store.RewriteKeys(ctx, []crawlkeeper.KeyChange{{State: crawlkeeper.StateOf(rb), Key: "stale", KeyParts: []string{"x=stale"}}})
+	ok(t, err)
+	if len(done) != 0 {
+		t.Fatal("a key change was applied to a record re-crawled after the decision")
+	}
+	// A key held by another record is a conflict.
+	ra = e.MustGet(a)
+	rb = e.MustGet(b)
+	_, err = e.Store.RewriteKeys(ctx, []crawlkeeper.KeyChange{{State: crawlkeeper.StateOf(rb), Key: ra.Key, KeyParts: ra.KeyParts}})
+	if crawlkeeper.ErrorCode(err) != crawlkeeper.ECONFLICT {
+		t.Fatalf("rewriting to a key another record holds: %v, want %s", err, crawlkeeper.ECONFLICT)
+	}
+	if got := e.MustGet(b); got.Key != rb.Key {
+		t.Fatalf("record %d got key %s from a failed rewrite", b, got.Key)
+	}
+	// In the state it was read in, the merge applies.
+	ra, rb = e.MustGet(a), e.MustGet(b)
+	m = crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{ra, rb}, nil, p.Key, p.KeyParts, T0)
+	applied, err = e.Store.MergeRecords(ctx, m)
+	ok(t, err)
+	if !applied {
+		t.Fatal("a merge in the current state was not applied")
+	}
+	e.gone(b)
+	if r := e.MustGet(a); r.Key != p.Key {
+		t.Fatalf("survivor key %s, want %s", r.Key, p.Key)
+	}
+	e.MustCheck()
+}
+
+// testDeliveries checks the persistent delivery counters: every item
+// delivered counts, and every item that did not insert a record (a
+// re-crawl, or a repeat within its batch) counts as a duplicate.
+func testDeliveries(t *testing.T, open RecordOpener) {
+	e := NewEnv(t, open)
+	ctx := context.Background()
+	st, err := e.Store.Stats(ctx)
+	ok(t, err)
+	if st.Deliveries != 0 || st.DuplicateDeliveries != 0 || st.DuplicateRate != 0 {
+		t.Fatalf("an empty store has deliveries: %+v", st)
+	}
+	a1 := `{"_source":"a","title":"One","url":"https://d.example/1"}`
+	a2 := `{"_source":"a","title":"Two","url":"https://d.example/2"}`
+	e.Ingest(a1, a2, a1)
+	e.Now = T0.Add(time.Hour)
+	e.Ingest(`{"_source":"a","title":"ONE","url":"https://d.example/1?utm_source=x"}`, `{"_source":"b","title":"B","url":"https://d.example/b"}`)
+	st, err = e.Store.Stats(ctx)
+	ok(t, err)
+	a, b := st.Sources["a"], st.Sources["b"]
+	if a == nil || b == nil {
+		t.Fatalf("stats sources %v", st.Sources)
+	}
+	if a.Deliveries != 4 || a.DuplicateDeliveries != 2 || b.Deliveries != 1 || b.DuplicateDeliveries != 0 {
+		t.Fatalf("deliveries: a %d (%d duplicates), b %d (%d duplicates); want 4 (2) and 1 (0)", a.Deliveries, a.DuplicateDeliveries, b.Deliveries, b.DuplicateDeliveries)
+	}
+	if st.Deliveries != 5 || st.DuplicateDeliveries != 2 || a.DuplicateRate != 0.5 || st.DuplicateRate != 0.4 {
+		t.Fatalf("totals: %d deliveries, %d duplicates, rates %v and %v", st.Deliveries, st.DuplicateDeliveries, a.DuplicateRate, st.DuplicateRate)
+	}
+	if st.Active != 3 {
+		t.Fatalf("%d records, want 3", st.Active)
+	}
+}
