@@ -20,6 +20,14 @@ func TestPipelinePassNote(t *testing.T) {
 	_, body, _ := e.get("/pipeline", "")
 	mustContain(t, "pipeline before a pass", body, `id="pass-note">No pass has begun yet.`)
 
+	// A pass over an empty store says so rather than "up to id 0".
+	empty := newEnv(t, envOptions{})
+	if _, err := empty.eng.RunPass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, emptyBody, _ := empty.get("/pipeline", "")
+	mustContain(t, "pipeline after a pass over nothing", emptyBody, "the store was empty when it began. Records added since are processed in real time and by the next pass.")
+
 	if _, err := e.eng.RunPass(context.Background()); err != nil {
 		t.Fatal(err)
 	}

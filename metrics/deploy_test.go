@@ -26,15 +26,7 @@ func exported(t *testing.T) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	name := regexp.MustCompile(`fqName: "([^"]+)"`)
 	labels := regexp.MustCompile(`variableLabels: \{([^}]*)\}|variableLabels: \[([^\]]*)\]`)
-	v := reflect.ValueOf(m).Elem()
-	for i := range v.NumField() {
-		if !v.Type().Field(i).IsExported() {
-			continue
-		}
-		c, ok := v.Field(i).Interface().(prometheus.Collector)
-		if !ok || v.Type().Field(i).Name == "Registry" {
-			continue
-		}
+	for _, c := range metrics.Collectors(m) {
 		ch := make(chan *prometheus.Desc, 10)
 		c.Describe(ch)
 		close(ch)

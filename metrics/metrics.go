@@ -47,6 +47,9 @@ type Metrics struct {
 
 	// onScrape are read before every scrape (see OnScrape).
 	onScrape []func(ctx context.Context) error
+	// own are crawlkeeper's collectors, registered by New (without the
+	// Go runtime's and the process's).
+	own []prometheus.Collector
 }
 
 // New registers every collector on a fresh registry, with the Go runtime
@@ -113,10 +116,11 @@ func New() *Metrics {
 			Name: "crawlkeeper_errors_total", Help: "Failures of background work, by operation (archive, archive_lease, archive_journal, rare_fields, metrics).",
 		}, []string{"op"}),
 	}
-	r.MustRegister(m.Items, m.ItemsRejected, m.DateErrors, m.CrawledAtDefaulted, m.ArchiveMoves, m.ArchiveRuns,
+	m.own = []prometheus.Collector{m.Items, m.ItemsRejected, m.DateErrors, m.CrawledAtDefaulted, m.ArchiveMoves, m.ArchiveRuns,
 		m.ArchiveLastRun, m.Records, m.ScanPass, m.ScanPosition, m.ScanPassDuration, m.OldestProcessedAge,
-		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration, m.Errors, m.deliveries,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.DueRecords, m.Processed, m.NotificationLag, m.RoundTargets, m.HTTPDuration, m.Errors, m.deliveries}
+	r.MustRegister(m.own...)
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

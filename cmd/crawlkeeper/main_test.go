@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,13 @@ func newCLI(t *testing.T) *cli {
 func (c *cli) run(stdin string, args ...string) (string, string, int) {
 	c.t.Helper()
 	var out, errb bytes.Buffer
-	args = append(args[:len(args):len(args)], "--data", c.data)
+	// --data goes last, or before a "--", after which it would be an
+	// argument.
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = slices.Concat(args[:i], []string{"--data", c.data}, args[i:])
+	} else {
+		args = append(args[:len(args):len(args)], "--data", c.data)
+	}
 	code := Run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return out.String(), errb.String(), code
 }

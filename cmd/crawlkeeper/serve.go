@@ -120,11 +120,11 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 	if err := env.extendServer(ctx, srv, logger); err != nil {
 		return err
 	}
+	env.refreshMetrics(m)
 	// Passes started by hand (API, dashboard) and scheduled ones run under
 	// the one archiver lease that every process sharing the store takes.
 	runner := env.archiveRunner(srv.Archiver, opts)
 	srv.RunArchive = runner.runByHand
-	env.refreshMetrics(m)
 	srv.Dashboard = env.dashboard(ctx, srv, logger)
 	if opts.prepare != nil {
 		if err := opts.prepare(ctx, srv, env, runner); err != nil {
