@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper/bench"
@@ -113,8 +115,11 @@ func writeSweepChart(path string, reps []*bench.Report) error {
 		p.Title.Text = name
 		p.X.Label.Text = "records"
 		p.Y.Label.Text = units[name]
+		if strings.HasPrefix(units[name], "ms") {
+			p.Title.Text += " (lower is better)"
+		}
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-		p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: 3}
+		p.X.Tick.Marker, p.Y.Tick.Marker = logTicks{}, logTicks{}
 		p.Legend.Top = true
 		for k, label := range []string{"crawlkeeper", "raw engine"} {
 			xys := series[name][k]
@@ -134,6 +139,9 @@ func writeSweepChart(path string, reps []*bench.Report) error {
 			p.Add(l, pts)
 			p.Legend.Add(label, l, pts)
 		}
+		// Headroom above the lines for the legend, a little below them.
+		p.Y.Min, p.Y.Max = p.Y.Min/1.5, p.Y.Max*4
+		p.X.Min, p.X.Max = p.X.Min/1.5, p.X.Max*1.5
 		plots[i/cols][i%cols] = p
 	}
 	for _, row := range plots {
@@ -182,3 +190,27 @@ func writeSweepChart(path string, reps []*bench.Report) error {
 }
 
 var chartColors = [2]color.Color{color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}}
+
+// logTicks labels 1, 2 and 5 times each power of ten in range (plot's
+// LogTicks labels powers of ten only, so a range within one decade would
+// have no labels), with unlabelled minor ticks between.
+type logTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+		for m := 1.0; m < 10; m++ {
+			v := m * math.Pow(10, e)
+			if v < lo || v > hi {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
