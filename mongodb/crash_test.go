@@ -114,10 +114,25 @@ func TestCrashDuringMove(t *testing.T) {
 					t.Fatalf("restore: %v, want the simulated crash", err)
 				}
 			}
-			// Before any repair, reads and Check see one record per id:
-			// the move is in flight.
+			// Before any repair, reads, listings and Check see one record
+			// per id: the move is in flight.
 			for _, id := range res.IDs {
 				e.MustGet(id)
+			}
+			listed := map[int64]int{}
+			for _, archived := range []bool{false, true} {
+				page, err := s.List(ctx, crawlkeeper.RecordQuery{Archived: archived, Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range page.Records {
+					listed[r.ID]++
+				}
+			}
+			for _, id := range res.IDs {
+				if listed[id] != 1 {
+					t.Fatalf("record %d listed %d times during an interrupted move, want once", id, listed[id])
+				}
 			}
 			mustCheck(t, s)
 			s.Close()

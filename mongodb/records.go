@@ -308,5 +308,37 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		page.Records = page.Records[:limit]
 		page.Next = crawlkeeper.EncodeCursor(page.Records[limit-1], q.Order)
 	}
+	if q.Archived && len(page.Records) > 0 {
+		// A record whose move between the collections was interrupted
+		// is in both until the repair; reads resolve it to its active
+		// copy, so the archive listing leaves it out.
+		if page.Records, err = s.withoutActive(ctx, page.Records); err != nil {
+			return nil, s.wrap("list records", err)
+		}
+	}
 	return page, nil
+}
+
+// withoutActive returns recs without those that also have an active copy.
+func (s *Store) withoutActive(ctx context.Context, recs []*crawlkeeper.Record) ([]*crawlkeeper.Record, error) {
+	ids := make([]int64, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	docs, err := findDocs(ctx, s.active, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil || len(docs) == 0 {
+		return recs, err
+	}
+	active := make(map[int64]bool, len(docs))
+	for _, d := range docs {
+		active[d.ID] = true
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		if !active[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/jackc/pgx/v5"
 )
@@ -89,8 +89,7 @@ func TestTwoServesTakeOver(t *testing.T) {
 		}
 	}
 	pidOf := func(owner string) int {
-		i := strings.LastIndex(owner, "-")
-		pid, _ := strconv.Atoi(owner[i+1:])
+		_, pid, _ := crawlkeeper.ParseProcessOwner(owner)
 		return pid
 	}
 	var first string
