@@ -377,6 +377,10 @@ func itemRev(t *testing.T, item json.RawMessage) (int, int) {
 
 func (tt *torture) verify() {
 	t := tt.t
+	// A kill timer of the last processes may still fire and count; the
+	// counts are the run's shared state.
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
 	out, err := exec.Command(tt.bin, "check", "--store", tt.store, "--config", tt.cfg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("crawlkeeper check after the run: %v\n%s", err, out)
