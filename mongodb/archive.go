@@ -91,6 +91,10 @@ const (
 	// toPurge marks a purge in progress: the record leaves the archive
 	// for good.
 	toPurge = "purge"
+	// purged marks a tombstone: the intent of a record whose purge
+	// finished, kept until the repair deletes history written late for
+	// it (see Purge). Its key claim is already released.
+	purged = "purged"
 )
 
 // intentDoc marks a move in progress (see the package notes).
@@ -374,18 +378,54 @@ func (s *Store) repair(ctx context.Context, olderThan time.Time) error {
 	if !olderThan.IsZero() {
 		filter = bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: olderThan.UnixMicro()}}}}
 	}
-	cur, err := s.moves.Find(ctx, filter)
+	cur, err := s.moves.Find(ctx, filter, options.Find().SetBatchSize(repairBatch))
 	if err != nil {
 		return s.wrap("repair moves", err)
 	}
-	var intents []intentDoc
-	if err := cur.All(ctx, &intents); err != nil {
-		return s.wrap("repair moves", err)
-	}
-	for _, in := range intents {
+	defer cur.Close(ctx)
+	// Tombstones of a large purge are many: they go by the batch, the
+	// other intents (few: moves a crash interrupted) one by one.
+	var tombs []int64
+	for cur.Next(ctx) {
+		var in intentDoc
+		if err := cur.Decode(&in); err != nil {
+			return s.wrap("repair moves", err)
+		}
+		if in.To == purged {
+			if tombs = append(tombs, in.ID); len(tombs) == repairBatch {
+				if err := s.buryTombstones(ctx, tombs); err != nil {
+					return err
+				}
+				tombs = tombs[:0]
+			}
+			continue
+		}
 		if err := s.repairOne(ctx, in); err != nil {
 			return s.wrap("repair the move of record "+itoa(in.ID), err)
 		}
+	}
+	if err := cur.Err(); err != nil {
+		return s.wrap("repair moves", err)
+	}
+	return s.buryTombstones(ctx, tombs)
+}
+
+// repairBatch is how many tombstones one repair step deletes.
+const repairBatch = 1000
+
+// buryTombstones deletes the history written late for purged records ids
+// (indexed by record_id) and then their tombstones. Ids are never reused,
+// so whatever history still names them is left over.
+func (s *Store) buryTombstones(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in := bson.D{{Key: "$in", Value: ids}}
+	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in}}); err != nil {
+		return s.wrap("repair purged records' history", err)
+	}
+	if _, err := s.moves.DeleteMany(ctx, bson.D{{Key: "_id", Value: in}, {Key: "to", Value: purged}}); err != nil {
+		return s.wrap("repair purged records' intents", err)
 	}
 	return nil
 }
@@ -601,12 +641,19 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 	if err := s.finishPurge(ctx, gone, goneKeys); err != nil {
 		return nil, err
 	}
-	// The intents of purged records stay, as tombstones, until the repair
-	// takes them once they are stale: an ingest that read the record
-	// before it was purged writes its history before its conditional
-	// update fails, possibly after finishPurge ran, and the repair's
-	// finishPurge deletes that late history. Ids are never reused, so a
-	// tombstone blocks nothing. The other intents go now.
+	// The intents of purged records stay, as tombstones (marked purged),
+	// until the repair takes them once they are stale: an ingest that
+	// read the record before it was purged writes its history before its
+	// conditional update fails, possibly after finishPurge ran, and the
+	// repair deletes that late history (buryTombstones), a batch at a
+	// time. Ids are never reused, so a tombstone blocks nothing but a
+	// revival of the purged id. The other intents go now.
+	if len(gone) > 0 {
+		if _, err := s.moves.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: gone}}}, {Key: "at", Value: at}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "to", Value: purged}}}}); err != nil {
+			return nil, s.wrap("purge", err)
+		}
+	}
 	isGone := make(map[int64]bool, len(gone))
 	for _, id := range gone {
 		isGone[id] = true

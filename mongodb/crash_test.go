@@ -332,11 +332,17 @@ func TestIngestDuringPurge(t *testing.T) {
 		t.Fatalf("history entries of the purged record after the late write: %d, want 1", n)
 	}
 	mustCheck(t, s)
+	if n, _ := s.Database().Collection("moves").CountDocuments(ctx, bson.D{{Key: "_id", Value: id}, {Key: "to", Value: "purged"}}); n != 1 {
+		t.Fatalf("%d tombstones of the purged record, want 1", n)
+	}
 	if err := mongodb.RepairAll(s); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := s.Database().Collection("history").CountDocuments(ctx, bson.D{{Key: "record_id", Value: id}}); n != 0 {
 		t.Fatalf("history of the purged record after the repair: %d, want 0", n)
+	}
+	if n, _ := s.Database().Collection("moves").CountDocuments(ctx, bson.D{}); n != 0 {
+		t.Fatalf("%d intents after the repair, want 0", n)
 	}
 	mustCheck(t, s)
 	// The retried delivery makes a new record.
