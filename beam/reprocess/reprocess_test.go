@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/chain"
 	"github.com/crawlkeeper/crawlkeeper/nats"
 )
 
@@ -110,8 +111,16 @@ func TestEveryRecordOncePerPass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The chain's signature names each processor's version, as the
+		// core's chain package builds it.
+		ps, release, err := chain.Build([]string{"dates", "fingerprint", "stats"}, chain.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantChain := crawlkeeper.ChainSignature(ps)
+		release()
 		for _, r := range recs {
-			if r.ProcessedAt == nil || r.ProcessedVersion != r.Version || r.ProcessedChain != "dates@1+fingerprint@1+stats@1" {
+			if r.ProcessedAt == nil || r.ProcessedVersion != r.Version || r.ProcessedChain != wantChain {
 				t.Fatalf("record %d: processed %v at version %d (of %d) by %q", r.ID, r.ProcessedAt, r.ProcessedVersion, r.Version, r.ProcessedChain)
 			}
 		}
