@@ -112,16 +112,18 @@ func acquireEngine(ctx context.Context, o Options) (*sharedEngine, error) {
 	}
 
 	sharedMu.Lock()
-	defer sharedMu.Unlock()
 	if se, ok := engines[key]; ok {
-		// Another instance built one meanwhile: use it, drop ours.
+		// Another instance built one meanwhile: use it, drop ours (after
+		// unlocking, as releaseStore takes the lock).
+		se.refs++
+		sharedMu.Unlock()
 		release()
 		releaseStore(o.Store)
-		se.refs++
 		return se, nil
 	}
 	se := &sharedEngine{e: e, release: func() { release(); releaseStore(o.Store) }, refs: 1, saved: time.Now()}
 	engines[key] = se
+	sharedMu.Unlock()
 	return se, nil
 }
 
