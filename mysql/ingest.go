@@ -255,7 +255,9 @@ func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*cr
 // date_errors, last_round and last_target.
 func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record) error {
 	cols := []string{"id", "last_updated_at", "event_at", "date_errors", "last_round", "last_target"}
-	size := func(r *crawlkeeper.Record) int { return 64 + 4*len(r.DateErrors)*32 + 2*(len(r.LastRound)+len(r.LastTarget)) }
+	size := func(r *crawlkeeper.Record) int {
+		return 64 + 4*len(r.DateErrors)*32 + 2*(len(r.LastRound)+len(r.LastTarget))
+	}
 	for _, c := range chunks(recs, s.maxStatement, size) {
 		args := make([]any, 0, len(c)*len(cols))
 		for _, r := range c {
