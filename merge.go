@@ -111,6 +111,6 @@ func Merge(cur *Record, in *Prepared, now time.Time) (next *Record, hist *Histor
 
 // Touched reports whether next differs from cur only in the fields an
 // unchanged delivery updates (last_updated_at, event_at, date_errors,
-// last_round, last_target), so a
-// store can write a small update instead of the whole record.
+// last_round, last_target), so a store can write a small update instead
+// of the whole record.
 func Touched(cur, next *Record) bool { return cur.Version == next.Version }
