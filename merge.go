@@ -56,6 +56,8 @@ func NewRecord(in *Prepared, now time.Time) *Record {
 		DateErrors:     in.DateErrors,
 		SearchText:     in.SearchText,
 		SearchLanguage: in.SearchLanguage,
+		LastRound:      in.Round,
+		LastTarget:     in.Target,
 	}
 }
 
@@ -73,6 +75,14 @@ func Merge(cur *Record, in *Prepared, now time.Time) (next *Record, hist *Histor
 	// against the delivery time, and a fixed parser applies at once.
 	next.EventAt = in.EventAt
 	next.DateErrors = in.DateErrors
+	// Round and target are overwritten only by a delivery that carries
+	// them (see Record.LastRound).
+	if in.Round != "" {
+		next.LastRound = in.Round
+	}
+	if in.Target != "" {
+		next.LastTarget = in.Target
+	}
 	if in.ContentHash == cur.ContentHash {
 		return next, nil
 	}
@@ -100,6 +110,7 @@ func Merge(cur *Record, in *Prepared, now time.Time) (next *Record, hist *Histor
 }
 
 // Touched reports whether next differs from cur only in the fields an
-// unchanged delivery updates (last_updated_at, event_at, date_errors), so a
-// store can write a small update instead of the whole record.
+// unchanged delivery updates (last_updated_at, event_at, date_errors,
+// last_round, last_target), so a store can write a small update instead
+// of the whole record.
 func Touched(cur, next *Record) bool { return cur.Version == next.Version }

@@ -22,7 +22,8 @@ type IngestWrites struct {
 	// column an ingest can change is written.
 	UpdateActive []*Record
 	// TouchActive are active records delivered with unchanged content:
-	// only last_updated_at, event_at and date_errors change.
+	// only last_updated_at, event_at, date_errors, last_round and
+	// last_target change.
 	TouchActive []*Record
 	// UpdateArchive and TouchArchive are the same for archived records
 	// that stay archived (refreshed in the archive).

@@ -49,6 +49,15 @@ type Record struct {
 	ProcessedChain   string          `json:"processed_chain,omitempty"`
 	Derived          json.RawMessage `json:"derived"`
 
+	// LastRound and LastTarget are the crawl round and target (the _round
+	// and _target metadata) of the last delivery that carried them: a
+	// delivery without _round leaves LastRound as it was, and likewise
+	// for _target, because a record seen again outside a round was still
+	// last delivered in that round. Empty when no delivery carried one.
+	// Search filters on them (SearchQuery.Round, SearchQuery.Target).
+	LastRound  string `json:"last_round,omitempty"`
+	LastTarget string `json:"last_target,omitempty"`
+
 	ArchivedAt    *time.Time    `json:"archived_at,omitempty"`
 	ArchiveReason ArchiveReason `json:"archive_reason,omitempty"`
 

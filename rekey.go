@@ -144,6 +144,10 @@ func (m *RekeyMerge) JournalBody() json.RawMessage {
 //
 //   - the survivor keeps the smallest id (the record stored first);
 //   - crawled_at is the earliest of the group, last_updated_at the latest;
+//   - last_round and last_target are those of the most recently delivered
+//     record of the group that has one (the latest last_updated_at, then
+//     the highest id), each on its own, as a delivery without them keeps
+//     the previous ones;
 //   - the content (item, title, url, event and processing state) is the
 //     newest one: the latest last_changed_at, then the latest
 //     last_updated_at, then the highest id;
@@ -174,6 +178,8 @@ func PlanRekeyMerge(recs []*Record, hist map[int64][]HistoryEntry, key string, p
 	var lastArchived *Record
 	active := false
 	m := &RekeyMerge{At: Truncate(at)}
+	var roundAt, targetAt time.Time
+	s.LastRound, s.LastTarget = "", ""
 	type entry struct {
 		h        HistoryEntry
 		from     int64
@@ -187,6 +193,13 @@ func PlanRekeyMerge(recs []*Record, hist map[int64][]HistoryEntry, key string, p
 		}
 		if r.LastUpdatedAt.After(s.LastUpdatedAt) {
 			s.LastUpdatedAt = r.LastUpdatedAt
+		}
+		// byID is in id order, so on equal times the higher id wins.
+		if r.LastRound != "" && !r.LastUpdatedAt.Before(roundAt) {
+			s.LastRound, roundAt = r.LastRound, r.LastUpdatedAt
+		}
+		if r.LastTarget != "" && !r.LastUpdatedAt.Before(targetAt) {
+			s.LastTarget, targetAt = r.LastTarget, r.LastUpdatedAt
 		}
 		if r.Archived() {
 			if lastArchived == nil || r.ArchivedAt.After(*lastArchived.ArchivedAt) {

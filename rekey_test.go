@@ -56,3 +56,31 @@ func TestPlanRekeyMerge(t *testing.T) {
 		t.Fatal("the merge holds after a re-crawl")
 	}
 }
+
+// TestPlanRekeyMergeRounds checks that the survivor takes the round and
+// the target of the most recently delivered record that has each, the
+// content's record or not.
+func TestPlanRekeyMergeRounds(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
+	rec := func(id int64, updated, changed int, round, target string) *Record {
+		return &Record{ID: id, Key: "k", Source: "s", Item: []byte(`{}`), CrawledAt: at(0), LastUpdatedAt: at(updated), LastChangedAt: at(changed),
+			Version: 1, LastRound: round, LastTarget: target}
+	}
+	for _, c := range []struct {
+		name                  string
+		recs                  []*Record
+		wantRound, wantTarget string
+	}{
+		{"latest delivery wins", []*Record{rec(1, 10, 9, "3", "a"), rec(2, 5, 5, "2", "b")}, "3", "a"},
+		{"not the content's record", []*Record{rec(1, 10, 1, "3", "a"), rec(2, 5, 5, "2", "b")}, "3", "a"},
+		{"latest without a round keeps the other's", []*Record{rec(1, 10, 9, "", "a"), rec(2, 5, 5, "2", "")}, "2", "a"},
+		{"equal times: higher id", []*Record{rec(1, 5, 5, "1", "a"), rec(2, 5, 5, "2", "b")}, "2", "b"},
+		{"none", []*Record{rec(1, 5, 5, "", ""), rec(2, 6, 6, "", "")}, "", ""},
+	} {
+		m := PlanRekeyMerge(c.recs, nil, "new", nil, at(30))
+		if m.Survivor.LastRound != c.wantRound || m.Survivor.LastTarget != c.wantTarget {
+			t.Errorf("%s: round %q target %q, want %q %q", c.name, m.Survivor.LastRound, m.Survivor.LastTarget, c.wantRound, c.wantTarget)
+		}
+	}
+}

@@ -62,11 +62,14 @@ const (
 
 // SearchQuery is a full-text query with its filters.
 //
-// Round and target are not filters: records do not keep the round or
-// target that delivered them (those marks go to the crawl monitor, and a
-// record delivered in many rounds has no single round), so a round filter
-// would need a per-delivery index on every store; `round remaining` and
-// the monitor answer round questions instead.
+// The round and target filters match the round and target of a record's
+// last delivery that carried them (Record.LastRound, Record.LastTarget),
+// which every store keeps with the record in the same write: a record
+// redelivered in a later round moves to that round, and a delivery
+// without _round or _target leaves them as they were. They answer "what
+// did round 42 bring" for the records it delivered last; a record
+// delivered in rounds 41 and 42 is found under 42 only. The crawl monitor
+// answers questions about the targets of a round (`round remaining`).
 type SearchQuery struct {
 	// Text is the query: words (all must match), "quoted phrases",
 	// prefix* words and -excluded words or phrases (see ParseSearch).
@@ -75,6 +78,9 @@ type SearchQuery struct {
 	Archived bool
 	// Source limits the search to one source when set.
 	Source string
+	// Round and Target keep records whose last round or last target is
+	// exactly the value given, each when set (see Record.LastRound).
+	Round, Target string
 	// Since and Until keep records whose last_updated_at is in
 	// [Since, Until), each when set.
 	Since, Until time.Time
@@ -164,6 +170,14 @@ func (q SearchQuery) Plan() (*SearchPlan, error) {
 	}
 	if p.Limit > MaxSearchLimit {
 		return nil, Errorf(EINVALID, "search limit %d is too large: use at most %d and page with the cursor", p.Limit, MaxSearchLimit)
+	}
+	if q.Round != "" {
+		if err := ValidateRound(q.Round); err != nil {
+			return nil, Errorf(EINVALID, "search: %s", ErrorMessage(err))
+		}
+	}
+	if len(q.Target) > 1024 {
+		return nil, Errorf(EINVALID, "search: target is %d bytes; targets are at most 1024", len(q.Target))
 	}
 	if p.Order != SearchRelevance && p.Order != SearchNewest {
 		return nil, Errorf(EINVALID, "unknown search order %d", p.Order)

@@ -26,6 +26,12 @@ func (c *Client) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlk
 	if q.Source != "" {
 		v.Set("source", q.Source)
 	}
+	if q.Round != "" {
+		v.Set("round", q.Round)
+	}
+	if q.Target != "" {
+		v.Set("target", q.Target)
+	}
 	if q.Archived {
 		v.Set("archived", "true")
 	}

@@ -67,6 +67,26 @@ func TestSearch(t *testing.T) {
 	if n != 2 {
 		t.Errorf("paging str* found %d records, want 2", n)
 	}
+	// Round and target filters reach the server.
+	if _, err := c.Send(ctx, map[string]any{"title": "Street festival", "url": "https://c.test/3", "_round": "r3", "_target": "city"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		q    crawlkeeper.SearchQuery
+		want int
+	}{
+		{crawlkeeper.SearchQuery{Text: "str*", Round: "r3"}, 1},
+		{crawlkeeper.SearchQuery{Text: "str*", Round: "r3", Target: "city"}, 1},
+		{crawlkeeper.SearchQuery{Text: "str*", Target: "town"}, 0},
+		{crawlkeeper.SearchQuery{Text: "str*", Round: "r4"}, 0},
+	} {
+		page, err := c.Search(ctx, f.q)
+		if err != nil || len(page.Hits) != f.want {
+			t.Errorf("search %+v: %+v %v, want %d hits", f.q, page, err, f.want)
+		} else if f.want == 1 && (page.Hits[0].Record.LastRound != "r3" || page.Hits[0].Record.LastTarget != "city") {
+			t.Errorf("search %+v: record %+v", f.q, page.Hits[0].Record)
+		}
+	}
 	if _, err := c.Search(ctx, crawlkeeper.SearchQuery{Text: "-only"}); client.ErrorCode(err) != crawlkeeper.EINVALID {
 		t.Errorf("bad query: %v, want EINVALID", err)
 	}

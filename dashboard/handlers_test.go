@@ -240,6 +240,20 @@ func TestPages(t *testing.T) {
 		mustContain(t, "archived search", body, fmt.Sprintf(`<tr data-id="%d">`, s.sreID), "event, ")
 		_, body, _ = e.get("/records?q=zzz", "")
 		mustContain(t, "empty search", body, `id="no-records"`)
+		// Full-text search with a round: the round of each record's last
+		// delivery that carried one.
+		_, body, _ = e.get("/records?search=analyst*&q=&source=&round=r1", "")
+		if n := strings.Count(body, `<tr data-id="`); n != 9 {
+			t.Errorf("analysts of round r1: %d rows, want 9", n)
+		}
+		mustContain(t, "round search form", body, `name="round" value="r1"`)
+		_, body, _ = e.get("/records?search=engineer&q=&source=&round=r1", "")
+		mustContain(t, "search in a round the record left", body, `id="no-records"`)
+		_, body, _ = e.get("/records?search=engineer&q=&source=&round=r2", "")
+		mustContain(t, "search in the record's last round", body, fmt.Sprintf(`<tr data-id="%d">`, s.engineerID))
+		if code, _, _ := e.get("/records?q=engineer&round=r2", ""); code != 400 {
+			t.Errorf("a round filter on a listing: %d, want 400", code)
+		}
 		if code, _, _ := e.get("/records?cursor=bogus", ""); code != 400 {
 			t.Errorf("bad cursor: %d", code)
 		}
@@ -252,7 +266,8 @@ func TestPages(t *testing.T) {
 		mustContain(t, "record", body,
 			`<tr class="changed" title="changed in the latest version" data-field="salary">`,
 			`<tr class="changed" data-path="salary"><td><code>salary</code> <small>changed</small></td><td><code>&#34;50k&#34;</code></td><td><code>&#34;60k&#34;</code></td></tr>`,
-			`<li data-version="2">`, `<li data-version="1">`, "First version.")
+			`<li data-version="2">`, `<li data-version="1">`, "First version.",
+			`<dd id="last-round">r2 (target acme)</dd>`)
 		if strings.Contains(body, `class="changed" title="changed in the latest version" data-field="title"`) {
 			t.Error("unchanged title highlighted")
 		}

@@ -516,6 +516,8 @@ type recordsData struct {
 	// matches instead of Records (see search.go).
 	Search string
 	Hits   []searchHit
+	// Round is the search's round filter; listings have none.
+	Round string
 }
 
 func (d *dash) records(w http.ResponseWriter, r *http.Request, v *view) error {
@@ -524,6 +526,13 @@ func (d *dash) records(w http.ResponseWriter, r *http.Request, v *view) error {
 		return d.searchRecords(w, r, v)
 	}
 	raw.Del("search")
+	// Records do not keep every round they were delivered in, only the
+	// last one, which full-text search filters on; a listing has no round
+	// filter, so a round without words to search is a mistake to report.
+	if raw.Get("round") != "" {
+		return crawlkeeper.Errorf(crawlkeeper.EINVALID, "the round filter applies to full-text search: enter words to search for")
+	}
+	raw.Del("round")
 	// The form sends every field, empty or not; the API's parser treats
 	// an empty filter as none, but "archived" is a checkbox ("on").
 	if raw.Get("archived") == "on" {

@@ -16,13 +16,14 @@ type searchHit struct {
 
 // searchRecords renders the Records page for a full-text search: the
 // best matches first, each with a snippet of its text around the match,
-// from the active records or the archive, optionally of one source. It
+// from the active records or the archive, optionally of one source and
+// of one round (that of each record's last delivery that carried one). It
 // reads one page through the store's full-text index, like the API's
 // GET /search, whose parameter parser it shares.
 func (d *dash) searchRecords(w http.ResponseWriter, r *http.Request, v *view) error {
 	in := r.URL.Query()
 	params := map[string][]string{"q": {in.Get("search")}, "limit": {"50"}}
-	for _, k := range []string{"source", "cursor"} {
+	for _, k := range []string{"source", "round", "cursor"} {
 		if x := in.Get(k); x != "" {
 			params[k] = []string{x}
 		}
@@ -42,6 +43,7 @@ func (d *dash) searchRecords(w http.ResponseWriter, r *http.Request, v *view) er
 	data := recordsData{
 		Query:  crawlkeeper.RecordQuery{Source: q.Source, Archived: q.Archived},
 		Search: q.Text,
+		Round:  q.Round,
 	}
 	for _, h := range page.Hits {
 		v := searchHit{SearchHit: h}
@@ -53,10 +55,10 @@ func (d *dash) searchRecords(w http.ResponseWriter, r *http.Request, v *view) er
 		data.Hits = append(data.Hits, v)
 	}
 	if page.Next != "" {
-		data.NextURL = link("/records", "search", q.Text, "source", q.Source, "archived", archived, "cursor", page.Next)
+		data.NextURL = link("/records", "search", q.Text, "source", q.Source, "round", q.Round, "archived", archived, "cursor", page.Next)
 	}
 	if q.Cursor != "" {
-		data.FirstURL = link("/records", "search", q.Text, "source", q.Source, "archived", archived)
+		data.FirstURL = link("/records", "search", q.Text, "source", q.Source, "round", q.Round, "archived", archived)
 	}
 	v.Title, v.Nav, v.Data = "Records", "records", data
 	d.render(w, "records", v)

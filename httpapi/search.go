@@ -24,8 +24,9 @@ func (s *Server) getSearch(w http.ResponseWriter, r *http.Request) error {
 }
 
 // ParseSearchQuery reads the parameters of GET /search: q (the query, in
-// the search language of crawlkeeper.ParseSearch), source, archived,
-// since and until (RFC 3339, on last_updated_at), event_from and event_to
+// the search language of crawlkeeper.ParseSearch), source, round and
+// target (exact, on the round and target of each record's last delivery
+// that carried them), archived, since and until (RFC 3339, on last_updated_at), event_from and event_to
 // (RFC 3339, on event_at), order (relevance or newest), limit (1..1000,
 // default 20) and cursor. Every value is treated as data.
 func ParseSearchQuery(v map[string][]string) (crawlkeeper.SearchQuery, error) {
@@ -35,12 +36,12 @@ func ParseSearchQuery(v map[string][]string) (crawlkeeper.SearchQuery, error) {
 		}
 		return ""
 	}
-	q := crawlkeeper.SearchQuery{Text: get("q"), Source: get("source"), Cursor: get("cursor")}
+	q := crawlkeeper.SearchQuery{Text: get("q"), Source: get("source"), Round: get("round"), Target: get("target"), Cursor: get("cursor")}
 	for k, xs := range v {
 		switch k {
-		case "q", "source", "cursor", "archived", "since", "until", "event_from", "event_to", "order", "limit":
+		case "q", "source", "round", "target", "cursor", "archived", "since", "until", "event_from", "event_to", "order", "limit":
 		default:
-			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown search parameter %q: use q, source, archived, since, until, event_from, event_to, order, limit or cursor", k)
+			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown search parameter %q: use q, source, round, target, archived, since, until, event_from, event_to, order, limit or cursor", k)
 		}
 		if len(xs) > 1 {
 			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "search parameter %q given %d times; give it once", k, len(xs))

@@ -68,7 +68,28 @@ func TestSearchAPI(t *testing.T) {
 	if f.do("GET", "/api/v1/search?q=university&archived=true", "", "", &page); len(page.Hits) != 0 {
 		t.Errorf("archive: %d hits", len(page.Hits))
 	}
-	for _, bad := range []string{"", "q=", "q=-x", "q=a&order=best", "q=a&limit=0", "q=a&limit=5000", "q=a&since=yesterday",
+	// Round and target: those of each record's last delivery that
+	// carried them.
+	rounds := `{"title":"Open day at the university","url":"https://s.test/2","body":"Campus tours","_source":"en","_round":5}` + "\n" +
+		`{"title":"University concert","url":"https://s.test/3","_source":"en","_round":"5","_target":"hall"}`
+	if code := f.do("POST", "/api/v1/items", "", rounds, nil); code != 200 {
+		t.Fatalf("ingest: %d", code)
+	}
+	for _, c := range []struct {
+		params string
+		want   int
+	}{
+		{"round=5", 2}, {"round=5&target=hall", 1}, {"target=hall&source=de", 0}, {"round=6", 0}, {"target=" + url.QueryEscape(`' OR 1=1 --`), 0},
+	} {
+		page = crawlkeeper.SearchPage{}
+		if code := f.do("GET", "/api/v1/search?q=university&"+c.params, "", "", &page); code != 200 || len(page.Hits) != c.want {
+			t.Errorf("%s: %d, %d hits, want %d", c.params, code, len(page.Hits), c.want)
+		}
+	}
+	if f.do("GET", "/api/v1/search?q=university&target=hall", "", "", &page); len(page.Hits) != 1 || page.Hits[0].Record.LastRound != "5" || page.Hits[0].Record.LastTarget != "hall" {
+		t.Errorf("target=hall: %+v", page.Hits)
+	}
+	for _, bad := range []string{"", "q=", "q=-x", "q=a&round=%09", "q=a&round=1&round=2", "q=a&order=best", "q=a&limit=0", "q=a&limit=5000", "q=a&since=yesterday",
 		"q=a&cursor=zzz", "q=a&q=b", "q=a&bogus=1", "q=a&since=2025-02-01T00:00:00Z&until=2025-01-01T00:00:00Z"} {
 		var e httpapi.ErrorBody
 		if code := f.do("GET", "/api/v1/search?"+bad, "", "", &e); code != http.StatusBadRequest || e.Error.Code != crawlkeeper.EINVALID {

@@ -41,6 +41,14 @@ type recordDoc struct {
 	Derived          []byte   `bson:"derived,omitempty"`
 	// SearchText is what the text index reads (see search.go).
 	SearchText string `bson:"search_text"`
+	// LastRound and LastTarget are the round and target of the record's
+	// last delivery that carried them (crawlkeeper.Record.LastRound), for
+	// the search filters. A document written before they existed has
+	// neither field, which reads as none and matches no round filter, as
+	// a record without rounds does on the other stores; no backfill is
+	// needed.
+	LastRound  string `bson:"last_round,omitempty"`
+	LastTarget string `bson:"last_target,omitempty"`
 	// Rev counts the writes to this document; conditional writes name it.
 	Rev int64 `bson:"rev"`
 
@@ -61,7 +69,7 @@ func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 		CrawledAt: r.CrawledAt.UnixMicro(), LastUpdatedAt: r.LastUpdatedAt.UnixMicro(), LastChangedAt: r.LastChangedAt.UnixMicro(),
 		Version: r.Version, EventAt: sqlstore.Micros(r.EventAt), DateErrors: r.DateErrors, ProcessedAt: sqlstore.Micros(r.ProcessedAt),
 		ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain, Derived: sqlstore.Blob(r.Derived), Rev: rev,
-		SearchText: r.SearchText,
+		SearchText: r.SearchText, LastRound: r.LastRound, LastTarget: r.LastTarget,
 	}
 	if d.KeyParts == nil {
 		d.KeyParts = []string{}
@@ -86,7 +94,7 @@ func (d *recordDoc) record() (*crawlkeeper.Record, error) {
 		ContentHash: d.ContentHash, CrawledAt: crawlkeeper.MicrosTime(d.CrawledAt), LastUpdatedAt: crawlkeeper.MicrosTime(d.LastUpdatedAt),
 		LastChangedAt: crawlkeeper.MicrosTime(d.LastChangedAt), Version: d.Version, EventAt: sqlstore.Time(d.EventAt),
 		ProcessedAt: sqlstore.Time(d.ProcessedAt), ProcessedVersion: d.ProcessedVersion, ProcessedChain: d.ProcessedChain,
-		SearchText: d.SearchText,
+		SearchText: d.SearchText, LastRound: d.LastRound, LastTarget: d.LastTarget,
 	}
 	if r.KeyParts == nil {
 		r.KeyParts = []string{}

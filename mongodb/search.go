@@ -91,6 +91,12 @@ func (s *Store) searchFilter(p *crawlkeeper.SearchPlan) (bson.D, bool) {
 	if p.Source != "" {
 		filter = append(filter, bson.E{Key: "source", Value: p.Source})
 	}
+	if p.Round != "" {
+		filter = append(filter, bson.E{Key: "last_round", Value: p.Round})
+	}
+	if p.Target != "" {
+		filter = append(filter, bson.E{Key: "last_target", Value: p.Target})
+	}
 	if r := rangeOf(p.Since.UnixMicro(), !p.Since.IsZero(), p.Until.UnixMicro(), !p.Until.IsZero()); r != nil {
 		filter = append(filter, bson.E{Key: "last_updated_at", Value: r})
 	}

@@ -178,13 +178,14 @@ func recordArgs(r *crawlkeeper.Record, item []byte) []any {
 	return []any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
 		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt),
-		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived), encodeSearchText(r.SearchText)}
+		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived), encodeSearchText(r.SearchText),
+		r.LastRound, r.LastTarget}
 }
 
 // rowBytes estimates a record's share of a statement: binary values may
 // double when escaped.
 func rowBytes(r *crawlkeeper.Record) int {
-	return 2*(len(r.Item)+len(r.Derived)) + len(r.Title) + len(r.URL) + 4*len(r.KeyParts) + 2*len(r.SearchText) + 512
+	return 2*(len(r.Item)+len(r.Derived)) + len(r.Title) + len(r.URL) + 4*len(r.KeyParts) + 2*len(r.SearchText) + 2*(len(r.LastRound)+len(r.LastTarget)) + 512
 }
 
 func (s *Store) insertActive(ctx context.Context, tx *sql.Tx, recs []*crawlkeeper.Record) error {
@@ -220,10 +221,10 @@ func (s *Store) insertArchive(ctx context.Context, tx *sql.Tx, recs []*crawlkeep
 
 // update writes the columns an ingest changes when the content changed.
 func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record, archive bool) error {
-	cols := []string{"id", "key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors", "search_text"}
+	cols := []string{"id", "key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors", "search_text", "last_round", "last_target"}
 	set := `t.key_parts = u.key_parts, t.title = u.title, t.url = u.url, t.item = u.item, t.content_hash = u.content_hash,
 		t.last_updated_at = u.last_updated_at, t.last_changed_at = u.last_changed_at, t.version = u.version, t.event_at = u.event_at, t.date_errors = u.date_errors,
-		t.search_text = u.search_text`
+		t.search_text = u.search_text, t.last_round = u.last_round, t.last_target = u.last_target`
 	if archive {
 		cols = append(cols, "item_bytes")
 		set += `, t.item_bytes = u.item_bytes`
@@ -237,7 +238,7 @@ func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*cr
 			}
 			args = append(args, r.ID, sqlstore.KeyPartsText(r.KeyParts), r.Title, r.URL, item, r.ContentHash,
 				r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version, sqlstore.Micros(r.EventAt),
-				sqlstore.DateErrorsText(r.DateErrors), encodeSearchText(r.SearchText))
+				sqlstore.DateErrorsText(r.DateErrors), encodeSearchText(r.SearchText), r.LastRound, r.LastTarget)
 			if archive {
 				args = append(args, len(r.Item))
 			}
@@ -250,18 +251,21 @@ func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*cr
 	return nil
 }
 
-// touch writes an unchanged delivery: last_updated_at, event_at and
-// date_errors.
+// touch writes an unchanged delivery: last_updated_at, event_at,
+// date_errors, last_round and last_target.
 func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record) error {
-	cols := []string{"id", "last_updated_at", "event_at", "date_errors"}
-	size := func(r *crawlkeeper.Record) int { return 64 + 4*len(r.DateErrors)*32 }
+	cols := []string{"id", "last_updated_at", "event_at", "date_errors", "last_round", "last_target"}
+	size := func(r *crawlkeeper.Record) int {
+		return 64 + 4*len(r.DateErrors)*32 + 2*(len(r.LastRound)+len(r.LastTarget))
+	}
 	for _, c := range chunks(recs, s.maxStatement, size) {
 		args := make([]any, 0, len(c)*len(cols))
 		for _, r := range c {
-			args = append(args, r.ID, r.LastUpdatedAt.UnixMicro(), sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors))
+			args = append(args, r.ID, r.LastUpdatedAt.UnixMicro(), sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), r.LastRound, r.LastTarget)
 		}
 		q := `UPDATE ` + table + ` t JOIN ` + derived(cols, len(c)) + ` u ON t.id = u.id
-			SET t.last_updated_at = u.last_updated_at, t.event_at = u.event_at, t.date_errors = u.date_errors`
+			SET t.last_updated_at = u.last_updated_at, t.event_at = u.event_at, t.date_errors = u.date_errors,
+				t.last_round = u.last_round, t.last_target = u.last_target`
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("touch %s: %w", table, err)
 		}

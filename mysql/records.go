@@ -15,14 +15,15 @@ import (
 
 // recordCols are the columns shared by active and archive, in the order
 // scanRecord reads them. search_text feeds the FULLTEXT index (see
-// search.go); it travels with the record through every move.
-const recordCols = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text"
+// search.go); it travels with the record through every move, as do
+// last_round and last_target (migration 015).
+const recordCols = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, last_round, last_target"
 
 // archiveCols adds the archive-only columns.
 const archiveCols = recordCols + `, archived_at, archive_reason`
 
 // recordWidth is the number of recordCols.
-const recordWidth = 19
+const recordWidth = 21
 
 type rowScanner interface {
 	Scan(dest ...any) error
@@ -51,7 +52,7 @@ func scanRecord(row rowScanner, archived bool) (*crawlkeeper.Record, error) {
 	)
 	dest := []any{&r.ID, &r.Key, &keyParts, &r.Source, &r.Title, &r.URL, &item, &r.ContentHash,
 		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
-		&r.ProcessedVersion, &r.ProcessedChain, &derived, &searchText}
+		&r.ProcessedVersion, &r.ProcessedChain, &derived, &searchText, &r.LastRound, &r.LastTarget}
 	if archived {
 		dest = append(dest, &archivedAt, &reason)
 	}

@@ -95,6 +95,12 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	if p.Source != "" {
 		filter("source = ?", p.Source)
 	}
+	if p.Round != "" {
+		filter("last_round = ?", p.Round)
+	}
+	if p.Target != "" {
+		filter("last_target = ?", p.Target)
+	}
 	if !p.Since.IsZero() {
 		filter("last_updated_at >= ?", p.Since.UnixMicro())
 	}

@@ -120,22 +120,22 @@ func (s *Store) ingest(ctx context.Context, tx pgx.Tx, b *crawlkeeper.IngestBatc
 		a := newRecordArrays(c, false)
 		batch.Queue(`UPDATE active a SET key_parts = u.key_parts, title = u.title, url = u.url, item = u.item, content_hash = u.content_hash,
 				last_updated_at = u.last_updated_at, last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors,
-				search_text = u.search_text, search_config = u.search_config
-			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
-				AS u(id, key_parts, title, url, item, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text, search_config)
+				search_text = u.search_text, search_config = u.search_config, last_round = u.last_round, last_target = u.last_target
+			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+				AS u(id, key_parts, title, url, item, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text, search_config, last_round, last_target)
 			WHERE a.id = u.id`,
-			a.id, a.keyParts, a.title, a.url, a.item, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.searchText, a.searchConfig)
+			a.id, a.keyParts, a.title, a.url, a.item, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.searchText, a.searchConfig, a.lastRound, a.lastTarget)
 	}
 	queueTouch(batch, "active", w.TouchActive)
 	for _, c := range chunks(w.UpdateArchive, recordBytes) {
 		a := newRecordArrays(c, true)
 		batch.Queue(`UPDATE archive a SET key_parts = u.key_parts, title = u.title, url = u.url, item = u.item, item_bytes = u.item_bytes, content_hash = u.content_hash,
 				last_updated_at = u.last_updated_at, last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors,
-				search_text = u.search_text, search_config = u.search_config
-			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[])
-				AS u(id, key_parts, title, url, item, item_bytes, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text, search_config)
+				search_text = u.search_text, search_config = u.search_config, last_round = u.last_round, last_target = u.last_target
+			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bigint[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+				AS u(id, key_parts, title, url, item, item_bytes, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text, search_config, last_round, last_target)
 			WHERE a.id = u.id`,
-			a.id, a.keyParts, a.title, a.url, a.item, a.itemBytes, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.searchText, a.searchConfig)
+			a.id, a.keyParts, a.title, a.url, a.item, a.itemBytes, a.contentHash, a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.searchText, a.searchConfig, a.lastRound, a.lastTarget)
 	}
 	queueTouch(batch, "archive", w.TouchArchive)
 	for _, c := range chunks(w.History, func(h *crawlkeeper.HistoryEntry) int { return len(h.Item) }) {
@@ -199,7 +199,7 @@ func queueInsertActive(batch *pgx.Batch, recs []*crawlkeeper.Record) {
 		batch.Queue(`INSERT INTO active (`+recordCols+`)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
 				$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
-				$19::text[], $20::text[])`,
+				$19::text[], $20::text[], $21::text[], $22::text[])`,
 			a.args()...)
 	}
 }
@@ -218,26 +218,29 @@ func queueInsertArchive(batch *pgx.Batch, recs []*crawlkeeper.Record, at time.Ti
 		batch.Queue(`INSERT INTO archive (`+archiveCols+`, item_bytes)
 			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
 				$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
-				$19::text[], $20::text[], $21::bigint[], $22::text[], $23::bigint[])`,
+				$19::text[], $20::text[], $21::text[], $22::text[], $23::bigint[], $24::text[], $25::bigint[])`,
 			append(a.args(), ats, rs, a.itemBytes)...)
 	}
 }
 
 // queueTouch queues the update of an unchanged delivery: last_updated_at,
-// event_at and date_errors.
+// event_at, date_errors, last_round and last_target.
 func queueTouch(batch *pgx.Batch, table string, recs []*crawlkeeper.Record) {
 	if len(recs) == 0 {
 		return
 	}
 	id, updated := make([]int64, len(recs)), make([]int64, len(recs))
 	event, dateErrors := make([]*int64, len(recs)), make([]*string, len(recs))
+	round, target := make([]string, len(recs)), make([]string, len(recs))
 	for i, r := range recs {
 		id[i], updated[i] = r.ID, r.LastUpdatedAt.UnixMicro()
 		event[i], dateErrors[i] = sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors)
+		round[i], target[i] = enc(r.LastRound), enc(r.LastTarget)
 	}
-	batch.Queue(`UPDATE `+table+` a SET last_updated_at = u.last_updated_at, event_at = u.event_at, date_errors = u.date_errors
-		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) AS u(id, last_updated_at, event_at, date_errors)
-		WHERE a.id = u.id`, id, updated, event, dateErrors)
+	batch.Queue(`UPDATE `+table+` a SET last_updated_at = u.last_updated_at, event_at = u.event_at, date_errors = u.date_errors,
+			last_round = u.last_round, last_target = u.last_target
+		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(id, last_updated_at, event_at, date_errors, last_round, last_target)
+		WHERE a.id = u.id`, id, updated, event, dateErrors, round, target)
 }
 
 // recordArrays are the columns of several records, one array per column,
@@ -253,6 +256,7 @@ type recordArrays struct {
 	processedVersion, itemBytes                []int64
 	searchText                                 []*string
 	searchConfig                               []string
+	lastRound, lastTarget                      []string
 }
 
 // newRecordArrays builds the column arrays of recs, for the archive table
@@ -267,6 +271,7 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 		lastChanged: make([]int64, n), version: make([]int64, n), eventAt: make([]*int64, n), processedAt: make([]*int64, n),
 		dateErrors: make([]*string, n), processedVersion: make([]int64, n), itemBytes: make([]int64, n),
 		searchText: make([]*string, n), searchConfig: make([]string, n),
+		lastRound: make([]string, n), lastTarget: make([]string, n),
 	}
 	for i, r := range recs {
 		a.id[i], a.key[i], a.keyParts[i], a.source[i] = r.ID, enc(r.Key), sqlstore.KeyPartsText(r.KeyParts), enc(r.Source)
@@ -281,6 +286,7 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 		a.eventAt[i], a.processedAt[i] = sqlstore.Micros(r.EventAt), sqlstore.Micros(r.ProcessedAt)
 		a.dateErrors[i] = sqlstore.DateErrorsText(r.DateErrors)
 		a.searchText[i], a.searchConfig[i] = searchTextArg(r), searchConfig(r.SearchLanguage)
+		a.lastRound[i], a.lastTarget[i] = enc(r.LastRound), enc(r.LastTarget)
 	}
 	return a
 }
@@ -289,7 +295,7 @@ func newRecordArrays(recs []*crawlkeeper.Record, archive bool) *recordArrays {
 func (a *recordArrays) args() []any {
 	return []any{a.id, a.key, a.keyParts, a.source, a.title, a.url, a.item, a.contentHash, a.crawled,
 		a.lastUpdated, a.lastChanged, a.version, a.eventAt, a.dateErrors, a.processedAt, a.processedVersion,
-		a.chain, a.derived, a.searchText, a.searchConfig}
+		a.chain, a.derived, a.searchText, a.searchConfig, a.lastRound, a.lastTarget}
 }
 
 func recordBytes(r *crawlkeeper.Record) int {

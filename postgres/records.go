@@ -18,7 +18,7 @@ import (
 // scanRecord reads them. search_text and search_config feed the generated
 // search_tsv column and its GIN index (see search.go); they travel with
 // the record through every move.
-const recordCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config`
+const recordCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config, last_round, last_target`
 
 // archiveCols adds the archive-only columns.
 const archiveCols = recordCols + `, archived_at, archive_reason`
@@ -44,10 +44,11 @@ func scanRecord(row pgx.Row, archived bool) (*crawlkeeper.Record, error) {
 		archivedAt                int64
 		reason                    string
 		searchText                *string
+		round, target             string
 	)
 	dest := []any{&r.ID, &key, &keyParts, &source, &title, &url, &item, &r.ContentHash,
 		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
-		&r.ProcessedVersion, &chain, &derived, &searchText, &r.SearchLanguage}
+		&r.ProcessedVersion, &chain, &derived, &searchText, &r.SearchLanguage, &round, &target}
 	if archived {
 		dest = append(dest, &archivedAt, &reason)
 	}
@@ -55,6 +56,7 @@ func scanRecord(row pgx.Row, archived bool) (*crawlkeeper.Record, error) {
 		return nil, err
 	}
 	r.Key, r.Source, r.Title, r.URL, r.ProcessedChain = dec(key), dec(source), dec(title), dec(url), dec(chain)
+	r.LastRound, r.LastTarget = dec(round), dec(target)
 	if err := sqlstore.Decode(&r, keyParts, dateErrors); err != nil {
 		return nil, err
 	}

@@ -89,6 +89,12 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	if p.Source != "" {
 		where = append(where, "source = "+arg(enc(p.Source)))
 	}
+	if p.Round != "" {
+		where = append(where, "last_round = "+arg(enc(p.Round)))
+	}
+	if p.Target != "" {
+		where = append(where, "last_target = "+arg(enc(p.Target)))
+	}
 	if !p.Since.IsZero() {
 		where = append(where, "last_updated_at >= "+arg(p.Since.UnixMicro()))
 	}

@@ -96,6 +96,12 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	if p.Source != "" {
 		filter("t.source = ?", p.Source)
 	}
+	if p.Round != "" {
+		filter("t.last_round = ?", p.Round)
+	}
+	if p.Target != "" {
+		filter("t.last_target = ?", p.Target)
+	}
 	if !p.Since.IsZero() {
 		filter("t.last_updated_at >= ?", p.Since.UnixMicro())
 	}

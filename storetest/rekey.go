@@ -113,8 +113,8 @@ func testRekeyPairs(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	type ids struct{ a, b int64 }
 	got := map[string]ids{}
 	for i, p := range rekeyPairs {
-		a := e.deliver(T0.Add(time.Duration(i)*time.Minute), p.source, p.a[0], p.a[1], "pair", p.name)
-		b := e.deliver(T0.Add(time.Hour+time.Duration(i)*time.Minute), p.source, p.b[0], p.b[1], "pair", p.name)
+		a := e.deliver(T0.Add(time.Duration(i)*time.Minute), p.source, p.a[0], p.a[1], "pair", p.name, "_round", "1", "_target", "site-a")
+		b := e.deliver(T0.Add(time.Hour+time.Duration(i)*time.Minute), p.source, p.b[0], p.b[1], "pair", p.name, "_round", "2")
 		if a == b {
 			t.Fatalf("%s: the old rules stored one record; the pair tests nothing", p.name)
 		}
@@ -162,6 +162,11 @@ func testRekeyPairs(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 		// the newest content, and the other content in its history.
 		if !a.CrawledAt.Equal(T0.Add(time.Duration(indexOf(p.name))*time.Minute)) || !a.LastUpdatedAt.Equal(T0.Add(time.Hour+time.Duration(indexOf(p.name))*time.Minute)) {
 			t.Errorf("%s: survivor crawled_at %s last_updated_at %s", p.name, a.CrawledAt, a.LastUpdatedAt)
+		}
+		// The round of the last delivery, and the target of the last
+		// delivery that carried one.
+		if a.LastRound != "2" || a.LastTarget != "site-a" {
+			t.Errorf("%s: survivor round %q target %q, want 2 and site-a", p.name, a.LastRound, a.LastTarget)
 		}
 		if !strings.Contains(string(a.Item), jsonText(p.b[1])) {
 			t.Errorf("%s: survivor item %s, want the newest delivery (%s)", p.name, a.Item, p.b[1])

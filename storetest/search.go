@@ -271,6 +271,8 @@ func testSearch(t *testing.T, open func(tb testing.TB) SearchBackend) {
 		}
 	})
 
+	t.Run("RoundFilters", func(t *testing.T) { testSearchRounds(t, open) })
+
 	t.Run("IndexFollowsWrites", func(t *testing.T) {
 		e, ss, ids := searchEnv(t, open)
 		find := func(q string, archived bool) []int64 {
@@ -410,10 +412,158 @@ func testSearch(t *testing.T, open func(tb testing.TB) SearchBackend) {
 		for _, q := range []crawlkeeper.SearchQuery{
 			{Text: ""}, {Text: "-only"}, {Text: "x", Cursor: "garbage"}, {Text: "x", Limit: crawlkeeper.MaxSearchLimit + 1},
 			{Text: "x", Since: T0, Until: T0},
+			{Text: "x", Round: "bad\nround"}, {Text: "x", Target: strings.Repeat("t", 1025)},
 		} {
 			if _, err := ss.Search(ctx, q); crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
 				t.Errorf("search %+v: %v, want EINVALID", q, err)
 			}
 		}
 	})
+}
+
+// roundItem is a search item with a round and a target; an empty value
+// leaves the metadata key out.
+func roundItem(name, body, round, target string) string {
+	m := map[string]any{"title": name + " concert", "url": "https://rounds.test/" + name, "body": body, "_source": "rounds"}
+	if round != "" {
+		m["_round"] = round
+	}
+	if target != "" {
+		m["_target"] = target
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// testSearchRounds checks the round and target filters: each record is
+// found under the round and target of its last delivery that carried them,
+// through changes, unchanged deliveries, deliveries without them, archive
+// moves, refreshes, restores and revivals.
+func testSearchRounds(t *testing.T, open func(tb testing.TB) SearchBackend) {
+	ctx := context.Background()
+	e := NewEnv(t, open)
+	ss := e.Store
+	ids := map[string]int64{}
+	ingest := func(items ...string) *crawlkeeper.IngestResult {
+		t.Helper()
+		res := e.Ingest(items...)
+		for i, js := range items {
+			var m struct{ Title string }
+			json.Unmarshal([]byte(js), &m)
+			ids[strings.TrimSuffix(m.Title, " concert")] = res.IDs[i]
+		}
+		return res
+	}
+	type want struct{ round, target string }
+	expectRecords := func(what string, w map[string]want) {
+		t.Helper()
+		for name, x := range w {
+			r := e.MustGet(ids[name])
+			if r.LastRound != x.round || r.LastTarget != x.target {
+				t.Errorf("%s: %s has round %q and target %q, want %q and %q", what, name, r.LastRound, r.LastTarget, x.round, x.target)
+			}
+		}
+	}
+	find := func(q crawlkeeper.SearchQuery, names ...string) {
+		t.Helper()
+		q.Text = "concert"
+		want := []int64{}
+		for _, n := range names {
+			want = append(want, ids[n])
+		}
+		for _, order := range []crawlkeeper.SearchOrder{crawlkeeper.SearchRelevance, crawlkeeper.SearchNewest} {
+			q.Order, q.Limit = order, 1
+			if got := sortedIDs(searchAll(t, ss, q)); fmt.Sprint(got) != fmt.Sprint(sortedIDs(want)) {
+				t.Errorf("round %q target %q archived %v (order %d): %v, want %v %v", q.Round, q.Target, q.Archived, order, got, sortedIDs(want), names)
+			}
+		}
+	}
+
+	// Round 1 delivers a, b and c; d comes without a round or target.
+	ingest(roundItem("a", "first", "1", "site-a"), roundItem("b", "first", "1", "site-b"), roundItem("c", "first", "1", "site-a"), roundItem("d", "first", "", ""))
+	find(crawlkeeper.SearchQuery{Round: "1"}, "a", "b", "c")
+	find(crawlkeeper.SearchQuery{Target: "site-a"}, "a", "c")
+	find(crawlkeeper.SearchQuery{Round: "1", Target: "site-b"}, "b")
+
+	// Round 2 redelivers a unchanged from another target (it moves to
+	// round 2 and that target) and b changed without a target (round 2,
+	// target kept).
+	e.Now = T0.Add(time.Hour)
+	if res := ingest(roundItem("a", "first", "2", "site-b"), roundItem("b", "second", "2", "")); res.Outcomes[0] != crawlkeeper.OutcomeUnchanged || res.Outcomes[1] != crawlkeeper.OutcomeChanged {
+		t.Fatalf("round 2 outcomes %v, want unchanged and changed", res.Outcomes)
+	}
+	// Deliveries without a round keep the previous one: c unchanged with
+	// nothing, d changed with a target only.
+	e.Now = T0.Add(2 * time.Hour)
+	ingest(roundItem("c", "first", "", ""), roundItem("d", "second", "", "site-d"))
+	// In one batch the last delivery that carries a round wins, and a
+	// later delivery of the same key without one keeps it.
+	ingest(roundItem("e", "first", "2", "site-e"), roundItem("e", "second", "3", ""), roundItem("e", "third", "", ""))
+	expectRecords("after the deliveries", map[string]want{
+		"a": {"2", "site-b"}, "b": {"2", "site-b"}, "c": {"1", "site-a"}, "d": {"", "site-d"}, "e": {"3", "site-e"},
+	})
+	find(crawlkeeper.SearchQuery{Round: "1"}, "c")
+	find(crawlkeeper.SearchQuery{Round: "2"}, "a", "b")
+	find(crawlkeeper.SearchQuery{Round: "3"}, "e")
+	find(crawlkeeper.SearchQuery{Round: "4"})
+	find(crawlkeeper.SearchQuery{Target: "site-b"}, "a", "b")
+	find(crawlkeeper.SearchQuery{Target: "site-a"}, "c")
+	find(crawlkeeper.SearchQuery{Target: "site-d"}, "d")
+	find(crawlkeeper.SearchQuery{Round: "2", Target: "site-b", Source: "rounds"}, "a", "b")
+	find(crawlkeeper.SearchQuery{Round: "2", Source: "other"})
+	// Exact match: no prefix or case folding.
+	find(crawlkeeper.SearchQuery{Target: "site"})
+	find(crawlkeeper.SearchQuery{Target: "SITE-A"})
+	e.MustCheck()
+
+	// Archive moves carry them, and archive search filters on them.
+	archive := func(name string) {
+		t.Helper()
+		r := e.MustGet(ids[name])
+		if moved, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: r.ID, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, e.Now); err != nil || len(moved) != 1 {
+			t.Fatalf("archive %s: %v %v", name, moved, err)
+		}
+	}
+	archive("a")
+	archive("c")
+	find(crawlkeeper.SearchQuery{Round: "2"}, "b")
+	find(crawlkeeper.SearchQuery{Round: "2", Archived: true}, "a")
+	find(crawlkeeper.SearchQuery{Target: "site-a", Archived: true}, "c")
+	expectRecords("archived", map[string]want{"a": {"2", "site-b"}, "c": {"1", "site-a"}})
+
+	// A delivery of an archived record that stays archived refreshes its
+	// round in the archive.
+	e.Now = T0.Add(3 * time.Hour)
+	due := func(*crawlkeeper.Record) (crawlkeeper.ArchiveReason, bool) { return crawlkeeper.ReasonManual, true }
+	p := e.Prepare(roundItem("c", "first", "4", ""))
+	if res, err := e.Store.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{p}, Now: e.Now, Due: due}); err != nil || res.Outcomes[0] != crawlkeeper.OutcomeRefreshed {
+		t.Fatalf("refresh archived: %v %v", res, err)
+	}
+	p = e.Prepare(roundItem("a", "changed in the archive", "4", "site-x"))
+	if res, err := e.Store.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{p}, Now: e.Now, Due: due}); err != nil || res.Outcomes[0] != crawlkeeper.OutcomeRefreshed {
+		t.Fatalf("refresh archived: %v %v", res, err)
+	}
+	find(crawlkeeper.SearchQuery{Round: "4", Archived: true}, "a", "c")
+	find(crawlkeeper.SearchQuery{Target: "site-a", Archived: true}, "c")
+	find(crawlkeeper.SearchQuery{Round: "4"})
+
+	// A restore brings them back to active with it.
+	if got, err := e.Store.Restore(ctx, []int64{ids["c"]}); err != nil || len(got) != 1 {
+		t.Fatalf("restore: %v %v", got, err)
+	}
+	find(crawlkeeper.SearchQuery{Round: "4"}, "c")
+	find(crawlkeeper.SearchQuery{Round: "4", Archived: true}, "a")
+
+	// A revival in a new round moves the record to that round.
+	e.Now = T0.Add(4 * time.Hour)
+	if res := ingest(roundItem("a", "changed in the archive", "5", "")); res.Outcomes[0] != crawlkeeper.OutcomeRevived {
+		t.Fatalf("outcome %v, want revived", res.Outcomes[0])
+	}
+	find(crawlkeeper.SearchQuery{Round: "5"}, "a")
+	find(crawlkeeper.SearchQuery{Target: "site-x"}, "a")
+	find(crawlkeeper.SearchQuery{Round: "4", Archived: true})
+	expectRecords("at the end", map[string]want{
+		"a": {"5", "site-x"}, "b": {"2", "site-b"}, "c": {"4", "site-a"}, "d": {"", "site-d"}, "e": {"3", "site-e"},
+	})
+	e.MustCheck()
 }

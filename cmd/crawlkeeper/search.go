@@ -14,14 +14,18 @@ func init() {
 }
 
 func runSearch(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("search", `search QUERY [--source S] [--since TIME] [--until TIME] [--archived] [--newest] [--limit N]
+	fs := a.newFlags("search", `search QUERY [--source S] [--round R] [--target T] [--since TIME] [--until TIME] [--archived] [--newest] [--limit N]
        crawlkeeper search --reindex
 
 QUERY: words (all must match), "quoted phrases", prefix* and -excluded words;
 quote the whole query ('open day -closed') or put it after -- so that an
 excluded word is not read as a flag. Case and accents do not matter;
-Chinese, Japanese and Korean work without spaces.`)
+Chinese, Japanese and Korean work without spaces. --round and --target
+match the round and target of each record's last delivery that carried
+them (_round, _target), exactly.`)
 	source := fs.String("source", "", "only records of this `source`")
+	round := fs.String("round", "", "only records last delivered in this crawl `round`")
+	target := fs.String("target", "", "only records last delivered for this crawl `target`")
 	since := fs.String("since", "", "only records last updated at or after this RFC 3339 `time`")
 	until := fs.String("until", "", "only records last updated before this RFC 3339 `time`")
 	archived := fs.Bool("archived", false, "search the archive instead of the active records")
@@ -57,7 +61,7 @@ Chinese, Japanese and Korean work without spaces.`)
 	if *limit <= 0 {
 		return usagef("--limit %d: give a positive number", *limit)
 	}
-	q := crawlkeeper.SearchQuery{Text: strings.Join(pos, " "), Archived: *archived, Source: *source}
+	q := crawlkeeper.SearchQuery{Text: strings.Join(pos, " "), Archived: *archived, Source: *source, Round: *round, Target: *target}
 	for _, f := range []struct {
 		name, text string
 		dst        *time.Time

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,44 @@ func TestSearchCommand(t *testing.T) {
 	}
 	if _, errs, code := c.run("", "search", "--", "-only"); code != 1 || !strings.Contains(errs, "no word to find") {
 		t.Errorf("only an exclusion: exit %d, %q", code, errs)
+	}
+
+	// Round and target filters: the round and target of each record's
+	// last delivery that carried them.
+	rounds := strings.Join([]string{
+		`{"title":"Concert in the main hall","url":"https://s.test/4","_source":"events","_round":7,"_target":"hall"}`,
+		`{"title":"Open day at the university","url":"https://s.test/2","body":"Campus tours all day","_source":"uni","_round":"7"}`,
+	}, "\n")
+	c.ok(rounds, "ingest", "--now", "2026-11-30T11:00:00Z", "-")
+	c.ok(`{"title":"Open day at the university","url":"https://s.test/2","body":"Campus tours all day","_source":"uni"}`, "ingest", "--now", "2026-11-30T12:00:00Z", "--target", "uni-site", "-")
+	hits = decodeLines(t, c.ok("", "search", "concert day", "--round", "7", "--json"))
+	if len(hits) != 0 {
+		t.Errorf("concert day in round 7 (no record has both words): %v", hits)
+	}
+	for _, f := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--round", "7"}, []string{"Concert in the main hall", "Open day at the university"}},
+		{[]string{"--round", "7", "--target", "hall"}, []string{"Concert in the main hall"}},
+		{[]string{"--target", "uni-site"}, []string{"Open day at the university"}},
+		{[]string{"--round", "8"}, nil},
+	} {
+		var got []string
+		for _, h := range decodeLines(t, c.ok("", append([]string{"search", "the", "--json"}, f.args...)...)) {
+			got = append(got, h["record"].(map[string]any)["title"].(string))
+		}
+		sort.Strings(got)
+		if strings.Join(got, "|") != strings.Join(f.want, "|") {
+			t.Errorf("search %v: %v, want %v", f.args, got, f.want)
+		}
+	}
+	out = c.ok("", "search", "concert", "--round", "7", "--json")
+	if hits := decodeLines(t, out); len(hits) != 1 || hits[0]["record"].(map[string]any)["last_round"] != "7" || hits[0]["record"].(map[string]any)["last_target"] != "hall" {
+		t.Errorf("the JSON hit does not show the round and target:\n%s", out)
+	}
+	if _, errs, code := c.run("", "search", "concert", "--round", "a\tb"); code != 1 || !strings.Contains(errs, "control characters") {
+		t.Errorf("a bad round: exit %d, %q", code, errs)
 	}
 
 	// Records written before search existed: check reports them, and
