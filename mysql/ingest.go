@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -47,7 +48,7 @@ func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBat
 	if err := s.lockKeys(ctx, tx, keys); err != nil {
 		return nil, err
 	}
-	state, err := loadByKeys(ctx, tx, keys)
+	state, err := loadByKeys(ctx, tx, keys, b.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -74,13 +75,13 @@ func (s *Store) ingest(ctx context.Context, tx *sql.Tx, b *crawlkeeper.IngestBat
 	if err := s.update(ctx, tx, "active", w.UpdateActive, false); err != nil {
 		return nil, err
 	}
-	if err := s.touch(ctx, tx, "active", w.TouchActive); err != nil {
+	if err := s.touch(ctx, tx, "active", w.TouchActive, state); err != nil {
 		return nil, err
 	}
 	if err := s.update(ctx, tx, "archive", w.UpdateArchive, true); err != nil {
 		return nil, err
 	}
-	if err := s.touch(ctx, tx, "archive", w.TouchArchive); err != nil {
+	if err := s.touch(ctx, tx, "archive", w.TouchArchive, state); err != nil {
 		return nil, err
 	}
 	if err := s.writeHistory(ctx, tx, w.History, w.TrimHistory); err != nil {
@@ -126,32 +127,58 @@ func (s *Store) lockKeys(ctx context.Context, tx *sql.Tx, keys []string) error {
 
 // loadByKeys returns the stored state of every key, active first, then
 // archive for the keys not found there.
-func loadByKeys(ctx context.Context, tx *sql.Tx, keys []string) (map[string]*crawlkeeper.Record, error) {
+//
+// Most deliveries repeat what is stored, and an unchanged delivery needs
+// only the record's small columns (it touches last_updated_at and the
+// event fields), so active records are read without their payload,
+// derived results and search text first; the records an item of the
+// batch changes are read again in full, as their update and history
+// need them.
+func loadByKeys(ctx context.Context, tx *sql.Tx, keys []string, items []*crawlkeeper.Prepared) (map[string]*crawlkeeper.Record, error) {
 	state := make(map[string]*crawlkeeper.Record, len(keys))
-	for _, archived := range []bool{false, true} {
-		var pending []string
-		for _, k := range keys {
-			if state[k] == nil {
-				pending = append(pending, k)
-			}
-		}
-		table, cols := "active", recordCols
-		if archived {
-			table, cols = "archive", archiveCols
-		}
-		for len(pending) > 0 {
-			n := min(len(pending), maxRows)
-			recs, err := queryRecords(ctx, tx, archived, `SELECT `+cols+` FROM `+table+" WHERE `key` IN ("+list(n)+`)`, strs(pending[:n])...)
-			if err != nil {
-				return nil, fmt.Errorf("look up keys: %w", err)
-			}
-			for _, r := range recs {
-				state[r.Key] = r
-			}
-			pending = pending[n:]
+	if err := loadInto(ctx, tx, state, keys, "active", narrowRecordCols, false); err != nil {
+		return nil, err
+	}
+	var changed, pending []string
+	listed := map[string]bool{}
+	for _, it := range items {
+		if r := state[it.Key]; r != nil && !listed[it.Key] && r.ContentHash != it.ContentHash {
+			changed = append(changed, it.Key)
+			listed[it.Key] = true
 		}
 	}
+	for _, k := range keys {
+		if state[k] == nil {
+			pending = append(pending, k)
+		}
+	}
+	if err := loadInto(ctx, tx, state, changed, "active", recordCols, false); err != nil {
+		return nil, err
+	}
+	if err := loadInto(ctx, tx, state, pending, "archive", archiveCols, true); err != nil {
+		return nil, err
+	}
 	return state, nil
+}
+
+// narrowRecordCols is recordCols with the payload, the derived results
+// and the search text read as NULL.
+var narrowRecordCols = strings.NewReplacer(", item,", ", NULL,", ", derived,", ", NULL,", ", search_text", ", NULL").Replace(recordCols)
+
+// loadInto reads the records of keys from table into state.
+func loadInto(ctx context.Context, tx *sql.Tx, state map[string]*crawlkeeper.Record, keys []string, table, cols string, archived bool) error {
+	for len(keys) > 0 {
+		n := min(len(keys), maxRows)
+		recs, err := queryRecords(ctx, tx, archived, `SELECT `+cols+` FROM `+table+" WHERE `key` IN ("+list(n)+`)`, strs(keys[:n])...)
+		if err != nil {
+			return fmt.Errorf("look up keys: %w", err)
+		}
+		for _, r := range recs {
+			state[r.Key] = r
+		}
+		keys = keys[n:]
+	}
+	return nil
 }
 
 // takeIDs reserves n ids and returns the first. It runs outside the
@@ -251,14 +278,42 @@ func (s *Store) update(ctx context.Context, tx *sql.Tx, table string, recs []*cr
 	return nil
 }
 
-// touch writes an unchanged delivery: last_updated_at, event_at,
-// date_errors, last_round and last_target.
-func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record) error {
+func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*crawlkeeper.Record, state map[string]*crawlkeeper.Record) error {
+	// A record whose event fields and target are as stored needs only its
+	// last_updated_at and last_round: those are one narrow UPDATE by id
+	// per (timestamp, round), in a batch usually one, and the rest go
+	// through a derived table.
+	type group struct {
+		at    int64
+		round string
+	}
+	var full []*crawlkeeper.Record
+	plain := map[group][]int64{}
+	var order []group
+	for _, r := range recs {
+		if old := state[r.Key]; old != nil && sameEvent(old, r) && old.LastTarget == r.LastTarget {
+			g := group{r.LastUpdatedAt.UnixMicro(), r.LastRound}
+			if plain[g] == nil {
+				order = append(order, g)
+			}
+			plain[g] = append(plain[g], r.ID)
+			continue
+		}
+		full = append(full, r)
+	}
+	for _, g := range order {
+		for _, c := range chunks(plain[g], s.maxStatement, func(int64) int { return 24 }) {
+			args := append([]any{g.at, g.round}, int64s(c)...)
+			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET last_updated_at = ?, last_round = ? WHERE id IN (`+list(len(c))+`)`, args...); err != nil {
+				return fmt.Errorf("touch %s: %w", table, err)
+			}
+		}
+	}
 	cols := []string{"id", "last_updated_at", "event_at", "date_errors", "last_round", "last_target"}
 	size := func(r *crawlkeeper.Record) int {
 		return 64 + 4*len(r.DateErrors)*32 + 2*(len(r.LastRound)+len(r.LastTarget))
 	}
-	for _, c := range chunks(recs, s.maxStatement, size) {
+	for _, c := range chunks(full, s.maxStatement, size) {
 		args := make([]any, 0, len(c)*len(cols))
 		for _, r := range c {
 			args = append(args, r.ID, r.LastUpdatedAt.UnixMicro(), sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), r.LastRound, r.LastTarget)
@@ -271,6 +326,12 @@ func (s *Store) touch(ctx context.Context, tx *sql.Tx, table string, recs []*cra
 		}
 	}
 	return nil
+}
+
+// sameEvent reports whether next's event fields are stored as old's.
+func sameEvent(old, next *crawlkeeper.Record) bool {
+	a, b := sqlstore.Micros(old.EventAt), sqlstore.Micros(next.EventAt)
+	return (a == nil) == (b == nil) && (a == nil || *a == *b) && slices.Equal(old.DateErrors, next.DateErrors)
 }
 
 // writeHistory keeps previous versions, replacing rows with the same
