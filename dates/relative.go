@@ -241,6 +241,11 @@ func amountAgo(lx *lexer, op *opts, list []int) (crawlkeeper.ParsedDate, bool) {
 		if ts[list[0]].kind != tNum && !(ts[list[0]].w != nil && ts[list[0]].w.is(kCount)) {
 			return crawlkeeper.ParsedDate{}, false
 		}
+		for _, k := range list {
+			if w := ts[k].w; ts[k].kind == tWord && w != nil && w.needsDir {
+				return crawlkeeper.ParsedDate{}, false
+			}
+		}
 		// CJK units double as markers: "15日" is the 15th, not 15 days.
 		for _, k := range list {
 			if w := ts[k].w; ts[k].kind == tWord && w != nil && (w.is(kMarkY) || w.is(kMarkM) || w.is(kMarkD) || w.is(kMarkH) || w.is(kMarkMin) || w.is(kMarkS)) {

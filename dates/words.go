@@ -63,6 +63,11 @@ type word struct {
 	val   int
 	kind2 kind
 	val2  int
+	// needsDir marks a unit generated from the CLDR's relative patterns:
+	// it is read only with a direction ("antaŭ 3 tagoj"), since alone a
+	// number before a word of some language ("3 din") is more often a
+	// count than an age.
+	needsDir bool
 }
 
 func (w *word) is(k kind) bool { return w.kind == k || w.kind2 == k }
@@ -332,21 +337,31 @@ func init() {
 	addCLDR()
 }
 
-// cldrLanguage is one language's names from the CLDR (words_cldr.go).
+// cldrLanguage is one language's words from the CLDR and the GNU C
+// library's locales (words_cldr.go).
 type cldrLanguage struct {
 	lang     string
 	months   [12][]string
 	weekdays [7][]string
-	fillers  []string // literal words of the language's date formats ("gada", "ค.ศ")
+	ampm     [2][]string
+	// Words of the relative patterns: direction words after the amount
+	// ("ago", "air ais") or before it ("antaŭ", "in"), and unit names from
+	// seconds to years.
+	ago, later, prePast, preFuture []string
+	units                          [7][]string
+	fillers                        []string // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
 }
 
-// addCLDR adds the month and weekday names and format words of every
-// language the library knows (words_cldr.go, generated from the CLDR),
-// after the hand-written tables and only where they are safe: a word the
-// tables already know keeps its roles, a word two languages use for
-// different things is left to the library, and Latin, Greek and Cyrillic
-// words of one or two letters ("ma", "so", "st") are left out, since they
-// are words of other languages too.
+// addCLDR adds the words of every language the library knows
+// (words_cldr.go, generated from the CLDR and glibc), after the
+// hand-written tables and only where they are safe: a word the tables
+// already know keeps its roles (a unit may also become a format word, as
+// "m." and "d." are in "2024 m. gegužės 15 d."), a word two languages use
+// for different things is left to the library, and Latin, Greek and
+// Cyrillic words of one or two letters ("ma", "so", "st") are left out,
+// since they are words of other languages too; format and direction words
+// of two letters ("ga", "po") and single letters of other scripts ("թ.")
+// are kept.
 func addCLDR() {
 	type role struct {
 		k kind
@@ -355,11 +370,28 @@ func addCLDR() {
 	cands := map[string]map[role]bool{}
 	note := func(s string, k kind, v int) {
 		key := normalizeKey(s)
-		if key == "" || words[key] != nil {
+		if key == "" {
 			return
 		}
-		if r, _ := utf8.DecodeRuneInString(key); isLatinLike(r) && utf8.RuneCountInString(key) < 3 {
+		if w := words[key]; w != nil {
+			if k == kFiller && w.kind == kUnit && w.kind2 == kNone {
+				add(kFiller, 0, key)
+			}
 			return
+		}
+		r, _ := utf8.DecodeRuneInString(key)
+		n := utf8.RuneCountInString(key)
+		switch {
+		case k == kFiller && r >= 0x250 && !isLatinLike(r), k == kFiller && r >= 0x530:
+			// A letter of another script: "թ." (Armenian "year").
+		case k == kFiller || k == kPrePast || k == kPreFuture || k == kAgo || k == kLater:
+			if isLatinLike(r) && n < 2 {
+				return
+			}
+		default:
+			if isLatinLike(r) && n < 3 {
+				return
+			}
 		}
 		if cands[key] == nil {
 			cands[key] = map[role]bool{}
@@ -378,16 +410,51 @@ func addCLDR() {
 				note(n, kWeekday, d)
 			}
 		}
+		for v, names := range l.ampm {
+			for _, n := range names {
+				note(n, kAMPM, v)
+			}
+		}
+		for _, n := range l.ago {
+			note(n, kAgo, 0)
+		}
+		for _, n := range l.later {
+			note(n, kLater, 0)
+		}
+		for _, n := range l.prePast {
+			note(n, kPrePast, 0)
+		}
+		for _, n := range l.preFuture {
+			note(n, kPreFuture, 0)
+		}
+		for u, names := range l.units {
+			for _, n := range names {
+				note(n, kUnit, uSecond+u)
+			}
+		}
 		for _, f := range l.fillers {
 			note(f, kFiller, 0)
 		}
 	}
 	for key, roles := range cands {
-		if len(roles) != 1 {
+		// A format word of one language may be another's name of
+		// something: the name wins, and the word is a filler too.
+		filler := roles[role{kFiller, 0}]
+		if filler && len(roles) == 2 {
+			delete(roles, role{kFiller, 0})
+		} else if len(roles) != 1 {
 			continue
+		} else {
+			filler = false
 		}
 		for r := range roles {
 			add(r.k, r.v, key)
+			if r.k == kUnit {
+				words[key].needsDir = true
+			}
+		}
+		if filler {
+			add(kFiller, 0, key)
 		}
 	}
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""Generate dates/words_cldr.go: month and weekday names and the literal
-words of date formats, for every language go-dateparser has locale data
-for, from the Unicode CLDR as Babel ships it.
+"""Generate dates/words_cldr.go: month and weekday names, meridiem markers,
+the literal words of date and time formats and the words of relative dates
+("antaŭ {0} tagoj"), for every language go-dateparser has locale data for,
+from the Unicode CLDR as Babel ships it and from the GNU C library's locale
+sources (/usr/share/i18n/locales), whose spellings and abbreviations often
+differ from the CLDR's ("نوف", "Մայ", "a viz").
 
 Run from the repository root, with the module downloaded:
 
-  apt-get install python3-babel
+  apt-get install locales python3-babel
   /usr/bin/python3 dates/testdata/genwords.py && gofmt -w dates/words_cldr.go
 
 The hand-written tables in words.go come first: dates/words.go adds these
@@ -16,8 +19,12 @@ import glob
 import os
 import re
 import subprocess
+import sys
 
-from babel import Locale
+from babel import Locale, localedata
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gencorpus import LOCALES, lc_time  # noqa: E402  (the same reading of the glibc sources)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "words_cldr.go")
 
@@ -67,65 +74,218 @@ def go_list(xs):
     return "{" + ", ".join('"%s"' % x.replace("\\", "\\\\").replace('"', '\\"') for x in xs) + "}"
 
 
+UNITS = ["second", "minute", "hour", "day", "week", "month", "year"]
+
+
+def words_of(s):
+    """Cleaned words of a phrase, or None when it is not one the lexer can
+    match whole (digits, dots or brackets inside)."""
+    s = s.strip().strip(".").strip()
+    if not s or re.search(r"[\d.,:;/()\[\]{}]", s):
+        return None
+    return s
+
+
+def common_prefix(lists):
+    out = []
+    for ws in zip(*lists):
+        if len(set(ws)) != 1:
+            break
+        out.append(ws[0])
+    return out
+
+
+def relative_words(lid):
+    """The direction words and unit names of a CLDR locale's relative
+    patterns ("{0} days ago", "in {0} days", "prieš {0} dienas"). The words
+    every unit's pattern shares are the direction, the rest is the unit."""
+    try:
+        df = Locale.parse(lid)._data["date_fields"]
+    except Exception:
+        return None
+    res = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS]}
+    for dirn in ("past", "future"):
+        entries = []
+        for ui, u in enumerate(UNITS):
+            for width in ("", "-short", "-narrow"):
+                try:
+                    pats = df[u + width][dirn]
+                except KeyError:
+                    continue
+                for pat in pats.values():
+                    if pat.count("{0}") != 1:
+                        continue
+                    pre, post = pat.split("{0}")
+                    if pre and not pre[-1].isspace() or post and not post[0].isspace():
+                        continue  # "angu-{0}": the number glued to a word
+                    entries.append((ui, pre.split(), post.split()))
+        for before in (True, False):
+            group = [e for e in entries if bool(e[1]) == before]
+            if len({e[0] for e in group}) < 3:
+                continue
+            if before:
+                d = common_prefix([e[1] for e in group])
+                if not d or any(len(e[1]) != len(d) for e in group):
+                    continue
+                units = [(e[0], e[2]) for e in group]
+            else:
+                d = common_prefix([e[2][::-1] for e in group])[::-1]
+                if not d:
+                    continue
+                units = [(e[0], e[2][:len(e[2]) - len(d)]) for e in group]
+            dw = words_of(" ".join(d))
+            if not dw or any(not u for _, u in units):
+                continue
+            key = {("past", True): "prePast", ("past", False): "ago", ("future", True): "preFuture", ("future", False): "later"}[(dirn, before)]
+            res[key].add(dw)
+            for ui, u in units:
+                uw = words_of(" ".join(u))
+                if uw:
+                    res["units"][ui].add(uw)
+    return res
+
+
+def glibc_words():
+    """Month and weekday names, meridiem markers and the literal words of
+    the formats of every glibc locale, per language."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(LOCALES, "*_*"))):
+        name = os.path.basename(path)
+        if "@" in name or "translit" in name or name.startswith("iso"):
+            continue
+        lc = lc_time(name)
+        if not lc or len(lc.get("mon", [])) != 12 or len(lc.get("day", [])) != 7:
+            continue
+        w = out.setdefault(name.split("_")[0], {"mon": [[] for _ in range(12)], "abmon": [[] for _ in range(12)],
+                                                 "day": [[] for _ in range(7)], "abday": [[] for _ in range(7)],
+                                                 "ampm": [[], []], "fill": []})
+        for key in ("mon", "abmon", "alt_mon"):
+            for m, n in enumerate(lc.get(key, [])[:12]):
+                w["mon" if key == "alt_mon" else key][m].append(n)
+        for key in ("day", "abday"):
+            for d, n in enumerate(lc.get(key, [])[:7]):
+                w[key][d].append(n)
+        for i, n in enumerate((lc.get("am_pm") or [])[:2]):
+            w["ampm"][i].append(n)
+        for key in ("d_t_fmt", "d_fmt", "date_fmt", "t_fmt", "t_fmt_ampm"):
+            f = (lc.get(key) or [""])[0]
+            f = re.sub(r"%[-_0^#]?[EO]?[a-zA-Z%+]", " ", f)
+            for lit in re.split(r"[\s,.:;/()\-]+", f):
+                if lit and not re.search(r"\d", lit):
+                    w["fill"].append(lit)
+    return out
+
+
+def add_names(lst, names, minlen=0):
+    """Adds the cleaned names to lst, but not those of a Latin-like script
+    shorter than minlen letters."""
+    for n in names:
+        n = clean(n) if n else None
+        if n and latin_like(n) and len(n) < minlen:
+            n = None
+        if n and n not in lst:
+            lst.append(n)
+
+
 def main():
+    glibc = glibc_words()
+    ids = localedata.locale_identifiers()
     langs = []
     for lang in library_languages():
         if lang in SKIP:
             continue
-        try:
-            loc = Locale.parse(lang)
-        except Exception:
+        # The language and its other scripts ("hi_Latn", "uz_Arab", "sr_Latn").
+        locs = []
+        for lid in sorted(i for i in ids if i == lang or re.fullmatch(re.escape(lang) + r"_[A-Z][a-z]{3}", i)):
+            try:
+                locs.append((lid, Locale.parse(lid)))
+            except Exception:
+                pass
+        if not locs:
             continue
-        months = []
-        for m in range(1, 13):
-            names = []
-            for ctx in ("format", "stand-alone"):
+        g = glibc.get(lang)
+        months = [[] for _ in range(12)]
+        days = [[] for _ in range(7)]
+        ampm = [[], []]
+        fill = []
+        rel = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS]}
+        for lid, loc in locs:
+            for m in range(1, 13):
+                for ctx in ("format", "stand-alone"):
+                    for width in ("wide", "abbreviated"):
+                        try:
+                            n = loc.months[ctx][width][m]
+                        except KeyError:
+                            continue
+                        # "pro", "led": short abbreviations that are words elsewhere
+                        add_names(months[m - 1], [n], 4 if width == "abbreviated" else 0)
+            for k, d in enumerate((6, 0, 1, 2, 3, 4, 5)):  # Babel counts from Monday; the tables from Sunday
                 for width in ("wide", "abbreviated"):
                     try:
-                        n = clean(loc.months[ctx][width][m])
+                        n = loc.days["format"][width][d]
                     except KeyError:
-                        n = None
-                    if n and width == "abbreviated" and latin_like(n) and len(n) < 4:
-                        n = None  # "pro", "led": abbreviations that are words elsewhere
-                    if n and n not in names:
-                        names.append(n)
-            months.append(names)
-        days = []
-        for d in (6, 0, 1, 2, 3, 4, 5):  # Babel counts from Monday; the tables from Sunday
-            names = []
-            for width in ("wide", "abbreviated"):
+                        continue
+                    add_names(days[k], [n], 4 if width == "abbreviated" else 0)
+            for ctx in ("format", "stand-alone"):
+                for width in ("abbreviated", "wide"):
+                    for i, p in enumerate(("am", "pm")):
+                        try:
+                            add_names(ampm[i], [loc.day_periods[ctx][width][p]], 2)
+                        except KeyError:
+                            pass
+            for f in ("full", "long", "medium", "short"):
+                for table in (loc.date_formats, loc.time_formats):
+                    try:
+                        fill += literals(table[f].pattern)
+                    except (KeyError, AttributeError):
+                        pass
                 try:
-                    n = clean(loc.days["format"][width][d])
+                    fill += literals(str(loc.datetime_formats[f]).replace("{0}", " ").replace("{1}", " "))
+                except (KeyError, AttributeError):
+                    pass
+            for width in ("abbreviated", "wide"):
+                try:
+                    fill.append(loc.eras[width][1])  # the current era: AD, n. Chr., ค.ศ.
                 except KeyError:
-                    n = None
-                if n and width == "abbreviated" and latin_like(n) and len(n) < 4:
-                    n = None
-                if n and n not in names:
-                    names.append(n)
-            days.append(names)
-        fill = []
-        for f in ("full", "long", "medium", "short"):
-            try:
-                fill += literals(loc.date_formats[f].pattern)
-            except (KeyError, AttributeError):
-                pass
-        for width in ("abbreviated", "wide"):
-            try:
-                fill.append(loc.eras[width][1])  # the current era: AD, n. Chr., ค.ศ.
-            except KeyError:
-                pass
+                    pass
+            r = relative_words(lid)
+            if r:
+                for k in ("ago", "later", "prePast", "preFuture"):
+                    rel[k] |= r[k]
+                for u in range(len(UNITS)):
+                    rel["units"][u] |= r["units"][u]
+        if g:
+            # Short Latin abbreviations ("Pro", "Nob") are left out, as the
+            # CLDR's are: they are words elsewhere ("iPhone 15 Pro").
+            for m in range(12):
+                add_names(months[m], g["mon"][m])
+                add_names(months[m], g["abmon"][m], 4)
+            for d in range(7):
+                add_names(days[d], g["day"][d])
+                add_names(days[d], g["abday"][d], 4)
+            for i in range(2):
+                add_names(ampm[i], g["ampm"][i], 2)
+            fill += g["fill"]
         fill = sorted({w.strip(".") for w in fill if w.strip(".") and "." not in w.strip(".")})
-        langs.append((lang, months, days, fill))
+        for i in range(2):
+            ampm[i] = [a for a in ampm[i] if a.lower() not in ("am", "pm")]
+        rel = {k: (sorted(v) if isinstance(v, set) else [sorted(x) for x in v]) for k, v in rel.items()}
+        langs.append((lang, months, days, fill, ampm, rel))
     with open(OUT, "w", encoding="utf-8") as f:
-        f.write("// Code generated by dates/testdata/genwords.py from the Unicode CLDR (Babel); DO NOT EDIT.\n\n")
+        f.write("// Code generated by dates/testdata/genwords.py from the Unicode CLDR (Babel) and the GNU C library's locales; DO NOT EDIT.\n\n")
         f.write("package dates\n\n")
-        f.write("// cldrNames are month and weekday names (weekdays from Sunday) and the\n")
-        f.write("// literal words of date formats, per language.\n")
+        f.write("// cldrNames are month and weekday names (weekdays from Sunday), meridiem\n")
+        f.write("// markers, the literal words of date and time formats and the words of\n")
+        f.write("// relative dates, per language.\n")
         f.write("var cldrNames = []cldrLanguage{\n")
-        for lang, months, days, fill in langs:
+        for lang, months, days, fill, ampm, rel in langs:
             f.write("\t{lang: %s,\n" % ('"%s"' % lang))
             f.write("\t\tmonths: [12][]string{%s},\n" % ", ".join(go_list(m) for m in months))
             f.write("\t\tweekdays: [7][]string{%s},\n" % ", ".join(go_list(d) for d in days))
+            f.write("\t\tampm: [2][]string{%s},\n" % ", ".join(go_list(a) for a in ampm))
+            f.write("\t\tago: []string%s, later: []string%s,\n" % (go_list(rel["ago"]), go_list(rel["later"])))
+            f.write("\t\tprePast: []string%s, preFuture: []string%s,\n" % (go_list(rel["prePast"]), go_list(rel["preFuture"])))
+            f.write("\t\tunits: [7][]string{%s},\n" % ", ".join(go_list(u) for u in rel["units"]))
             f.write("\t\tfillers: []string%s},\n" % go_list(fill))
         f.write("}\n")
 
