@@ -390,6 +390,20 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 		}
 	}
 
+	// A marker before the number names its part: "ཟླ་༥" is May.
+	if w := p.wordAt(p.prevNonSep(i)); w != nil && nd <= 4 {
+		switch {
+		case w.is(kPreY) && !f.hasY:
+			f.y, f.yND, f.hasY = v, nd, true
+			return i, true
+		case w.is(kPreM) && !f.hasM && v >= 1 && v <= 12:
+			f.m, f.hasM = v, true
+			return i, true
+		case w.is(kPreD) && !f.hasD && nd <= 2:
+			f.d, f.hasD = v, true
+			return i, true
+		}
+	}
 	if nd == 8 && !hasName && !f.hasDate() {
 		// YYYYMMDD
 		f.y, f.m, f.d, f.yND = v/10000, v/100%100, v%100, 4
@@ -642,7 +656,7 @@ func (p *segParser) word1(i int) bool {
 		// (月) and (日) are weekdays when they stand alone in brackets.
 		prev, next := p.tok(i-1), p.tok(i+1)
 		return prev != nil && next != nil && prev.kind == tSep && next.kind == tSep && prev.last == '(' && next.c == ')'
-	case w.kind == kFiller || w.kind2 == kFiller, w.kind == kRangeStart, w.kind == kRangeSep:
+	case w.kind == kFiller || w.kind2 == kFiller, w.kind == kRangeStart, w.kind == kRangeSep, w.kind == kPreY, w.kind == kPreM, w.kind == kPreD:
 		return true
 	case w.kind == kRelDay && p.skipRel:
 		return true

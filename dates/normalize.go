@@ -105,7 +105,8 @@ func mapRune(r rune) rune {
 	switch {
 	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
 		return mapRune(r - 0xFEE0)
-	case r == 0x3000, r == 0x00A0, r >= 0x2000 && r <= 0x200A, r == 0x202F, r == 0x205F:
+	case r == 0x3000, r == 0x00A0, r >= 0x2000 && r <= 0x200A, r == 0x202F, r == 0x205F,
+		r == 0x0F0B, r == 0x0F0C: // the Tibetan tsheg ends a syllable: "ཟླ་བ་ལྔ་པ" is a phrase of four
 		return ' '
 	case r >= 0x200B && r <= 0x200F, r == 0x2060, r == 0xFEFF, r == 0x0640,
 		r >= 0x064B && r <= 0x065F, r == 0x0670, r == 0x093C:

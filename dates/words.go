@@ -40,6 +40,9 @@ const (
 	kRangeSep        // separates the two ends of a range ("to", "bis", "至")
 	kRangeStart      // introduces a range ("from", "vom"); ignored inside a date
 	kThis            // "this week", "this Friday": the current one
+	kPreY            // a year marker before its number (Tibetan ལོ, "སྤྱི་ལོ་2024")
+	kPreM            // a month marker before its number (Tibetan ཟླ, "ཟླ་༥")
+	kPreD            // a day marker before its number (Tibetan ཚེས, "ཚེས་15")
 )
 
 // Units of relative time.
@@ -324,6 +327,10 @@ func init() {
 	add(kMarkMin, 0, "分", "분")
 	add(kMarkS, 0, "秒", "초")
 	add(kHalf, 0, "半")
+	// Tibetan and Dzongkha name the part before its number.
+	add(kPreY, 0, "ལོ", "སྤྱི ལོ", "པསྱི ལོ")
+	add(kPreM, 0, "ཟླ", "ཟལ")
+	add(kPreD, 0, "ཚེས")
 	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra")
 
 	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
@@ -355,8 +362,9 @@ type cldrLanguage struct {
 // addCLDR adds the words of every language the library knows
 // (words_cldr.go, generated from the CLDR and glibc), after the
 // hand-written tables and only where they are safe: a word the tables
-// already know keeps its roles (a unit may also become a format word, as
-// "m." and "d." are in "2024 m. gegužės 15 d."), a word two languages use
+// already know keeps its roles (a unit or a word such as "this" may also
+// become a format word, as "m." and "d." are in "2024 m. gegužės 15 d."
+// and "ta'" in "15 ta' Mejju 2024"), a word two languages use
 // for different things is left to the library, and Latin, Greek and
 // Cyrillic words of one or two letters ("ma", "so", "st") are left out,
 // since they are words of other languages too; format and direction words
@@ -374,7 +382,7 @@ func addCLDR() {
 			return
 		}
 		if w := words[key]; w != nil {
-			if k == kFiller && w.kind == kUnit && w.kind2 == kNone {
+			if k == kFiller && w.kind2 == kNone && (w.kind == kUnit || w.kind == kThis || w.kind == kLast || w.kind == kNext) {
 				add(kFiller, 0, key)
 			}
 			return

@@ -43,7 +43,9 @@ def library_languages():
 
 
 def clean(name):
-    name = name.strip().strip(".").strip()
+    # A trailing apostrophe or geresh marks an abbreviation ("ד'", "נוב׳")
+    # and is not part of the word the lexer cuts.
+    name = name.strip().strip(".").strip().rstrip("'\u05f3\u2019").strip()
     if not name or re.search(r"[\d.,:;/()]", name):
         return None  # "tháng 5" and "ม.ค" are not words the lexer cuts whole: the library's
     return name
@@ -63,7 +65,7 @@ def literals(pattern):
     out += re.findall(r"[^\x00-\x7f\s,.\-/()،]+", rest)
     words = []
     for lit in out:
-        for w in re.split(r"[\s,]+", lit):
+        for w in re.split(r"[\s,\u0f0b]+", lit):  # the tsheg ends a Tibetan syllable
             w = w.strip(".()")
             if w and not re.search(r"\d", w):
                 words.append(w)
@@ -170,18 +172,26 @@ def glibc_words():
         for key in ("d_t_fmt", "d_fmt", "date_fmt", "t_fmt", "t_fmt_ampm"):
             f = (lc.get(key) or [""])[0]
             f = re.sub(r"%[-_0^#]?[EO]?[a-zA-Z%+]", " ", f)
-            for lit in re.split(r"[\s,.:;/()\-]+", f):
+            for lit in re.split(r"[\s,.:;/()\-\u0f0b]+", f):
                 if lit and not re.search(r"\d", lit):
                     w["fill"].append(lit)
     return out
 
 
+def short_is_word(s):
+    """Latin, Greek and Cyrillic: scripts whose short abbreviations ("pro",
+    "led", "мар") are words of other languages too. Armenian and Georgian
+    abbreviations ("նոյ", "Մայ") are not."""
+    c = ord(s[0])
+    return c < 0x0530 or 0x1E00 <= c < 0x2000
+
+
 def add_names(lst, names, minlen=0):
-    """Adds the cleaned names to lst, but not those of a Latin-like script
-    shorter than minlen letters."""
+    """Adds the cleaned names to lst, but not those of a Latin, Greek or
+    Cyrillic script shorter than minlen letters."""
     for n in names:
         n = clean(n) if n else None
-        if n and latin_like(n) and len(n) < minlen:
+        if n and short_is_word(n) and len(n) < minlen:
             n = None
         if n and n not in lst:
             lst.append(n)
@@ -266,6 +276,11 @@ def main():
             for i in range(2):
                 add_names(ampm[i], g["ampm"][i], 2)
             fill += g["fill"]
+        if lang in ("bo", "dz"):
+            # Tibetan writes a month before the day in the genitive:
+            # "ཟླ་བ་ལྔ་པའི་ཚེས་15".
+            for m in range(12):
+                months[m] += [n + "འི" for n in months[m] if n.endswith(("པ", "ཕ", "པོ"))]
         fill = sorted({w.strip(".") for w in fill if w.strip(".") and "." not in w.strip(".")})
         for i in range(2):
             ampm[i] = [a for a in ampm[i] if a.lower() not in ("am", "pm")]
