@@ -250,8 +250,18 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 	}
 	f := &p.f
 
-	// A CJK or Korean marker names the number's part: 2024年, 5월, 10時.
-	if k := p.next(i); k > 0 {
+	// A CJK or Korean marker names the number's part: 2024年, 5월, 10時;
+	// so does a Mongolian one after an ordinal suffix ("5-р сарын").
+	k := p.next(i)
+	if s, o := p.tok(i+1), p.tok(i+2); s != nil && o != nil && s.kind == tSep && s.c == '-' && !s.multi && !s.spB && !s.spA &&
+		o.kind == tWord && o.w != nil && o.w.kind == kOrdinal {
+		if m := p.next(i + 2); m > 0 {
+			if w := p.wordAt(m); w != nil && w.is(kMarkM) {
+				k = m
+			}
+		}
+	}
+	if k > 0 {
 		if w := p.wordAt(k); w != nil {
 			switch {
 			case w.is(kMarkY):

@@ -331,6 +331,10 @@ func init() {
 	add(kPreY, 0, "ལོ", "སྤྱི ལོ", "པསྱི ལོ")
 	add(kPreM, 0, "ཟླ", "ཟལ")
 	add(kPreD, 0, "ཚེས")
+	// Mongolian numeric months: "5-р сарын 15", the fifth month's 15th.
+	add(kUnit, uMonth, "сарын")
+	add(kMarkM, 0, "сарын")
+	add(kOrdinal, 0, "р")
 	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra")
 
 	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",

@@ -281,6 +281,10 @@ def main():
             # "ཟླ་བ་ལྔ་པའི་ཚེས་15".
             for m in range(12):
                 months[m] += [n + "འི" for n in months[m] if n.endswith(("པ", "ཕ", "པོ"))]
+        if lang == "mn":
+            # Mongolian too: "тавдугаар сарын 15", the month of "тавдугаар сар".
+            for m in range(12):
+                months[m] += [n + "ын" for n in months[m] if n.lower().endswith("сар")]
         fill = sorted({w.strip(".") for w in fill if w.strip(".") and "." not in w.strip(".")})
         for i in range(2):
             ampm[i] = [a for a in ampm[i] if a.lower() not in ("am", "pm")]
