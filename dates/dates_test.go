@@ -331,6 +331,20 @@ var numericCases = []dateCase{
 }
 
 var languageCases = []dateCase{
+	// Words from the CLDR and glibc's locales: format words, genitives,
+	// meridiem markers, abbreviations of other scripts.
+	day("2024 m. gegužės 15 d.", "2024-05-15"),
+	at("2023 m. lapkričio 03 d. 17:45:30", "2023-11-03T17:45:30Z"),
+	day("15 մայիսի, 2024 թ.", "2024-05-15"),
+	day("3 Նմբ 2023", "2023-11-03"),
+	day("15 ta’ Mejju 2024", "2024-05-15"),
+	at("શુક્રવાર 03 નવે 2023 05:45:30 સાંજે", "2023-11-03T17:45:30Z"),
+	at("Dydd Mercher 15 mis Mai 2024 10:30:00 UTC", "2024-05-15T10:30:00Z"),
+	day("སྤྱི་ལོ་2024 ཟླ་༥ ཚེས་15", "2024-05-15"),
+	day("སྤྱི་ལོ་2024 ཟླ་བ་ལྔ་པའི་ཚེས་15", "2024-05-15"),
+	day("2024 оны 5-р сарын 15", "2024-05-15"),
+	day("2024 оны тавдугаар сарын 15", "2024-05-15"),
+	at("Mis à jour le 15/05/2024 à 10:32", "2024-05-15T10:32:00Z"),
 	day("15. Mai 2024", "2024-05-15"),
 	day("15. März 2024", "2024-03-15"),
 	day("15. Maerz 2024", "2024-03-15"),
@@ -462,6 +476,11 @@ var missingYearCases = []dateCase{
 }
 
 var relativeCases = []dateCase{
+	// Direction and unit words from the CLDR's relative patterns.
+	day("antaŭ 3 tagoj", "2024-05-19"),
+	at("post 5 horoj", "2024-05-22T20:04:05Z"),
+	day("prieš 2 savaites", "2024-05-08"),
+	day("3 làithean air ais", "2024-05-19"),
 	day("today", "2024-05-22"),
 	day("Today", "2024-05-22"),
 	day("yesterday", "2024-05-21"),
@@ -753,6 +772,10 @@ var rangeCases = []dateCase{
 }
 
 var junkCases = []dateCase{
+	// A unit word of the CLDR's patterns needs its direction: a number
+	// before it alone is a count.
+	bad("3 tagoj"),
+	bad("iPhone 15 Pro"),
 	bad(""),
 	bad("   "),
 	bad("hello"),
