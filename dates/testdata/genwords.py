@@ -81,8 +81,9 @@ UNITS = ["second", "minute", "hour", "day", "week", "month", "year"]
 
 def words_of(s):
     """Cleaned words of a phrase, or None when it is not one the lexer can
-    match whole (digits, dots or brackets inside)."""
-    s = s.strip().strip(".").strip()
+    match whole (digits, dots or brackets inside). Optional letters in
+    brackets ("viru(n)") are kept: normalization drops the brackets."""
+    s = re.sub(r"(?<=\w)\(([a-z]{1,3})\)", r"\1", s.strip().strip(".").strip())
     if not s or re.search(r"[\d.,:;/()\[\]{}]", s):
         return None
     return s
@@ -121,27 +122,33 @@ def relative_words(lid):
                     if pre and not pre[-1].isspace() or post and not post[0].isspace():
                         continue  # "angu-{0}": the number glued to a word
                     entries.append((ui, pre.split(), post.split()))
-        for before in (True, False):
-            group = [e for e in entries if bool(e[1]) == before]
+        # Direction words are what many units' patterns share: the whole
+        # text before the number ("in", "an ceann"), or the words after
+        # the unit that end the patterns ("ago", "air ais"). Patterns are
+        # grouped first, since a locale may mix two ways ("{0} din pehle"
+        # and "{0} days ago" in hi_Latn).
+        groups = {}
+        for ui, pre, post in entries:
+            if pre:
+                groups.setdefault((True, " ".join(pre)), []).append((ui, pre, post))
+            elif post:
+                groups.setdefault((False, post[-1]), []).append((ui, pre, post))
+        for (before, _), group in sorted(groups.items()):
             if len({e[0] for e in group}) < 3:
                 continue
             if before:
-                d = common_prefix([e[1] for e in group])
-                if not d or any(len(e[1]) != len(d) for e in group):
-                    continue
+                d = group[0][1]
                 units = [(e[0], e[2]) for e in group]
             else:
                 d = common_prefix([e[2][::-1] for e in group])[::-1]
-                if not d:
-                    continue
                 units = [(e[0], e[2][:len(e[2]) - len(d)]) for e in group]
             dw = words_of(" ".join(d))
-            if not dw or any(not u for _, u in units):
+            if not dw:
                 continue
             key = {("past", True): "prePast", ("past", False): "ago", ("future", True): "preFuture", ("future", False): "later"}[(dirn, before)]
             res[key].add(dw)
             for ui, u in units:
-                uw = words_of(" ".join(u))
+                uw = words_of(" ".join(u)) if u else None
                 if uw:
                     res["units"][ui].add(uw)
     return res
