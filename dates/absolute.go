@@ -64,6 +64,7 @@ type segParser struct {
 	offsetRead bool // the zone came from a numeric offset
 	numMonth   bool // a numeric month and year without a day ("05/2024")
 	monthPlain bool // the month's name has no other role ("ago" is also "ago")
+	weakName   bool // a month or weekday was a weak word (word.weak)
 }
 
 func (p *segParser) tok(i int) *token {
@@ -167,7 +168,12 @@ func (p *segParser) parse() bool {
 	if p.eraBase != 0 && !p.eraNumber {
 		return false
 	}
-	return p.placeLoose() && p.applyAMPM()
+	if !p.placeLoose() || !p.applyAMPM() {
+		return false
+	}
+	// A short abbreviation ("Sad", "Sr") counts only in a complete date
+	// with a four-digit year.
+	return !p.weakName || p.f.hasD && p.f.hasM && p.f.hasY && p.f.yND == 4
 }
 
 // offset reads a numeric zone offset at separator i ("+09:00", "-0500",
@@ -602,6 +608,7 @@ func (p *segParser) word1(i int) bool {
 			return false
 		}
 		f.m, f.hasM, f.jalali, p.named = m, true, w.kind == kJalali, true
+		p.weakName = p.weakName || w.weak
 		// A month alone must be written in full: "May", "Mar" and "ara"
 		// are words too.
 		word := p.buf[t.i:t.j]
@@ -623,6 +630,7 @@ func (p *segParser) word1(i int) bool {
 		word := p.buf[t.i:t.j]
 		r, _ := utf8.DecodeRune(word)
 		p.hasWD, p.wd = true, v
+		p.weakName = p.weakName || w.weak
 		p.wdShort = isLatinLike(r) && utf8.RuneCount(word) < 3
 		return true
 	case w.kind == kAMPM:

@@ -345,6 +345,13 @@ var languageCases = []dateCase{
 	day("2024 оны 5-р сарын 15", "2024-05-15"),
 	day("2024 оны тавдугаар сарын 15", "2024-05-15"),
 	at("Mis à jour le 15/05/2024 à 10:32", "2024-05-15T10:32:00Z"),
+	// Short abbreviations only in a complete date with its year.
+	day("l-Erbgħa, 15 ta Mej, 2024", "2024-05-15"),
+	day("dam 15 lia, 2024", "2024-05-15"),
+	at("Sr 15 Mej 2024 10:30:00", "2024-05-15T10:30:00Z"),
+	// Dotted meridiem initials.
+	at("3 nën 2023, 5:45:30 m.d.", "2023-11-03T17:45:30Z"),
+	day("3mh dhen t-Samhain 2023", "2023-11-03"),
 	day("15. Mai 2024", "2024-05-15"),
 	day("15. März 2024", "2024-03-15"),
 	day("15. Maerz 2024", "2024-03-15"),
@@ -775,6 +782,7 @@ var junkCases = []dateCase{
 	// A unit word of the CLDR's patterns needs its direction: a number
 	// before it alone is a count.
 	bad("3 tagoj"),
+	bad("15 Mej"),
 	bad("iPhone 15 Pro"),
 	bad(""),
 	bad("   "),

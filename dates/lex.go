@@ -197,6 +197,25 @@ func (lx *lexer) lexWord(i int) int {
 			return end
 		}
 	}
+	// Meridiem markers written as dotted initials ("m.d.", "N.U."): one
+	// word when the tables know the letters together ("md").
+	if i+2 < len(b) && b[i+1] == '.' && b[i] >= 'a' && b[i] <= 'z' && b[i+2] >= 'a' && b[i+2] <= 'z' {
+		var key [4]byte
+		n, k := 0, i
+		for n < len(key) && k < len(b) && b[k] >= 'a' && b[k] <= 'z' && (k+1 == len(b) || !isWordStart(b, k+1)) {
+			key[n] = b[k]
+			n++
+			k++
+			if k == len(b) || b[k] != '.' {
+				break
+			}
+			k++
+		}
+		if w := words[string(key[:n])]; n >= 2 && w != nil && w.kind == kAMPM {
+			lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(k), w: w})
+			return k
+		}
+	}
 	j := i
 	hyphen := -1
 	for j < len(b) {

@@ -242,7 +242,7 @@ func amountAgo(lx *lexer, op *opts, list []int) (crawlkeeper.ParsedDate, bool) {
 			return crawlkeeper.ParsedDate{}, false
 		}
 		for _, k := range list {
-			if w := ts[k].w; ts[k].kind == tWord && w != nil && w.needsDir {
+			if w := ts[k].w; ts[k].kind == tWord && w != nil && w.weak {
 				return crawlkeeper.ParsedDate{}, false
 			}
 		}

@@ -66,11 +66,12 @@ type word struct {
 	val   int
 	kind2 kind
 	val2  int
-	// needsDir marks a unit generated from the CLDR's relative patterns:
-	// it is read only with a direction ("antaŭ 3 tagoj"), since alone a
-	// number before a word of some language ("3 din") is more often a
-	// count than an age.
-	needsDir bool
+	// weak marks a generated word that is read only with what confirms
+	// it, since alone it is more often a word of another language: a unit
+	// of the CLDR's relative patterns only with a direction ("antaŭ 3
+	// tagoj", while "3 din" is a count), a short abbreviation of a month or
+	// weekday ("Sad", "Sr") only in a complete date with a four-digit year.
+	weak bool
 }
 
 func (w *word) is(k kind) bool { return w.kind == k || w.kind2 == k }
@@ -354,7 +355,11 @@ type cldrLanguage struct {
 	lang     string
 	months   [12][]string
 	weekdays [7][]string
-	ampm     [2][]string
+	// Abbreviations of two or three letters in Latin, Greek and Cyrillic
+	// script: weak words (see word.weak).
+	shortMonths   [12][]string
+	shortWeekdays [7][]string
+	ampm          [2][]string
 	// Words of the relative patterns: direction words after the amount
 	// ("ago", "air ais") or before it ("antaŭ", "in"), and unit names from
 	// seconds to years.
@@ -379,8 +384,10 @@ func addCLDR() {
 		k kind
 		v int
 	}
+	// For each candidate word and role: whether a strong (not weak) name
+	// has it.
 	cands := map[string]map[role]bool{}
-	note := func(s string, k kind, v int) {
+	note := func(s string, k kind, v int, weak bool) {
 		key := normalizeKey(s)
 		if key == "" {
 			return
@@ -400,6 +407,12 @@ func addCLDR() {
 			if isLatinLike(r) && n < 2 {
 				return
 			}
+		case weak, k == kAMPM:
+			// Short abbreviations are read only in a complete date, and
+			// a meridiem marker only with a time ("md", "nh", "ఉ").
+			if isLatinLike(r) && n < 2 {
+				return
+			}
 		default:
 			if isLatinLike(r) && n < 3 {
 				return
@@ -408,50 +421,75 @@ func addCLDR() {
 		if cands[key] == nil {
 			cands[key] = map[role]bool{}
 		}
-		cands[key][role{k, v}] = true
+		cands[key][role{k, v}] = cands[key][role{k, v}] || !weak
 	}
 	for i := range cldrNames {
 		l := &cldrNames[i]
 		for m, names := range l.months {
 			for _, n := range names {
-				note(n, kMonth, m+1)
+				note(n, kMonth, m+1, false)
+			}
+		}
+		for m, names := range l.shortMonths {
+			for _, n := range names {
+				note(n, kMonth, m+1, true)
 			}
 		}
 		for d, names := range l.weekdays {
 			for _, n := range names {
-				note(n, kWeekday, d)
+				note(n, kWeekday, d, false)
+			}
+		}
+		for d, names := range l.shortWeekdays {
+			for _, n := range names {
+				note(n, kWeekday, d, true)
 			}
 		}
 		for v, names := range l.ampm {
 			for _, n := range names {
-				note(n, kAMPM, v)
+				note(n, kAMPM, v, false)
 			}
 		}
 		for _, n := range l.ago {
-			note(n, kAgo, 0)
+			note(n, kAgo, 0, false)
 		}
 		for _, n := range l.later {
-			note(n, kLater, 0)
+			note(n, kLater, 0, false)
 		}
 		for _, n := range l.prePast {
-			note(n, kPrePast, 0)
+			note(n, kPrePast, 0, false)
 		}
 		for _, n := range l.preFuture {
-			note(n, kPreFuture, 0)
+			note(n, kPreFuture, 0, false)
 		}
 		for u, names := range l.units {
 			for _, n := range names {
-				note(n, kUnit, uSecond+u)
+				note(n, kUnit, uSecond+u, false)
 			}
 		}
 		for _, f := range l.fillers {
-			note(f, kFiller, 0)
+			note(f, kFiller, 0, false)
 		}
 	}
 	for key, roles := range cands {
 		// A format word of one language may be another's name of
 		// something: the name wins, and the word is a filler too.
-		filler := roles[role{kFiller, 0}]
+		// A strong name beats weak ones: "md" is a meridiem marker in
+		// Albanian and an abbreviated weekday elsewhere.
+		strongs := 0
+		for _, strong := range roles {
+			if strong {
+				strongs++
+			}
+		}
+		if strongs > 0 && strongs < len(roles) {
+			for r, strong := range roles {
+				if !strong {
+					delete(roles, r)
+				}
+			}
+		}
+		_, filler := roles[role{kFiller, 0}]
 		if filler && len(roles) == 2 {
 			delete(roles, role{kFiller, 0})
 		} else if len(roles) != 1 {
@@ -459,10 +497,10 @@ func addCLDR() {
 		} else {
 			filler = false
 		}
-		for r := range roles {
+		for r, strong := range roles {
 			add(r.k, r.v, key)
-			if r.k == kUnit {
-				words[key].needsDir = true
+			if r.k == kUnit || !strong {
+				words[key].weak = true
 			}
 		}
 		if filler {

@@ -185,6 +185,13 @@ def glibc_words():
     return out
 
 
+def undot(s):
+    """Dotted initials ("m.d.", "N.U.") as the lexer reads them: "md"."""
+    if s and re.fullmatch(r"(?:[A-Za-z]\.){1,3}[A-Za-z]\.?", s.strip()):
+        return s.replace(".", "").strip()
+    return s
+
+
 def short_is_word(s):
     """Latin, Greek and Cyrillic: scripts whose short abbreviations ("pro",
     "led", "мар") are words of other languages too. Armenian and Georgian
@@ -193,12 +200,16 @@ def short_is_word(s):
     return c < 0x0530 or 0x1E00 <= c < 0x2000
 
 
-def add_names(lst, names, minlen=0):
+def add_names(lst, names, minlen=0, short=None):
     """Adds the cleaned names to lst, but not those of a Latin, Greek or
-    Cyrillic script shorter than minlen letters."""
+    Cyrillic script shorter than minlen letters: those of two letters or
+    more go to short, when given (abbreviations such as "Sad" and "Sr",
+    read only inside a complete date)."""
     for n in names:
         n = clean(n) if n else None
         if n and short_is_word(n) and len(n) < minlen:
+            if short is not None and len(n) >= 2 and n not in short:
+                short.append(n)
             n = None
         if n and n not in lst:
             lst.append(n)
@@ -223,6 +234,8 @@ def main():
         g = glibc.get(lang)
         months = [[] for _ in range(12)]
         days = [[] for _ in range(7)]
+        short_months = [[] for _ in range(12)]
+        short_days = [[] for _ in range(7)]
         ampm = [[], []]
         fill = []
         rel = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS]}
@@ -235,19 +248,19 @@ def main():
                         except KeyError:
                             continue
                         # "pro", "led": short abbreviations that are words elsewhere
-                        add_names(months[m - 1], [n], 4 if width == "abbreviated" else 0)
+                        add_names(months[m - 1], [n], 4 if width == "abbreviated" else 0, short_months[m - 1])
             for k, d in enumerate((6, 0, 1, 2, 3, 4, 5)):  # Babel counts from Monday; the tables from Sunday
                 for width in ("wide", "abbreviated"):
                     try:
                         n = loc.days["format"][width][d]
                     except KeyError:
                         continue
-                    add_names(days[k], [n], 4 if width == "abbreviated" else 0)
+                    add_names(days[k], [n], 4 if width == "abbreviated" else 0, short_days[k])
             for ctx in ("format", "stand-alone"):
                 for width in ("abbreviated", "wide"):
                     for i, p in enumerate(("am", "pm")):
                         try:
-                            add_names(ampm[i], [loc.day_periods[ctx][width][p]], 2)
+                            add_names(ampm[i], [undot(loc.day_periods[ctx][width][p])], 2)
                         except KeyError:
                             pass
             for f in ("full", "long", "medium", "short"):
@@ -276,12 +289,12 @@ def main():
             # CLDR's are: they are words elsewhere ("iPhone 15 Pro").
             for m in range(12):
                 add_names(months[m], g["mon"][m])
-                add_names(months[m], g["abmon"][m], 4)
+                add_names(months[m], g["abmon"][m], 4, short_months[m])
             for d in range(7):
                 add_names(days[d], g["day"][d])
-                add_names(days[d], g["abday"][d], 4)
+                add_names(days[d], g["abday"][d], 4, short_days[d])
             for i in range(2):
-                add_names(ampm[i], g["ampm"][i], 2)
+                add_names(ampm[i], [undot(a) for a in g["ampm"][i]], 2)
             fill += g["fill"]
         if lang in ("bo", "dz"):
             # Tibetan writes a month before the day in the genitive:
@@ -292,11 +305,25 @@ def main():
             # Mongolian too: "тавдугаар сарын 15", the month of "тавдугаар сар".
             for m in range(12):
                 months[m] += [n + "ын" for n in months[m] if n.lower().endswith("сар")]
+        # A word most month names start with is an article or a
+        # preposition ("dhen Fhaoilleach", "dhen t-Samhain"): a format
+        # word, and the rest of the name is a name too.
+        firsts = {}
+        for m in range(12):
+            for w in {n.split()[0] for n in months[m] if " " in n}:
+                firsts[w] = firsts.get(w, 0) + 1
+        for w, c in firsts.items():
+            if c >= 6:
+                fill.append(w)
+                for m in range(12):
+                    add_names(months[m], [n.split(None, 1)[1] for n in months[m] if n.split()[0] == w])
         fill = sorted({w.strip(".") for w in fill if w.strip(".") and "." not in w.strip(".")})
         for i in range(2):
             ampm[i] = [a for a in ampm[i] if a.lower() not in ("am", "pm")]
         rel = {k: (sorted(v) if isinstance(v, set) else [sorted(x) for x in v]) for k, v in rel.items()}
-        langs.append((lang, months, days, fill, ampm, rel))
+        short_months = [[n for n in ns if n not in months[m]] for m, ns in enumerate(short_months)]
+        short_days = [[n for n in ns if n not in days[d]] for d, ns in enumerate(short_days)]
+        langs.append((lang, months, days, fill, ampm, rel, short_months, short_days))
     with open(OUT, "w", encoding="utf-8") as f:
         f.write("// Code generated by dates/testdata/genwords.py from the Unicode CLDR (Babel) and the GNU C library's locales; DO NOT EDIT.\n\n")
         f.write("package dates\n\n")
@@ -304,10 +331,12 @@ def main():
         f.write("// markers, the literal words of date and time formats and the words of\n")
         f.write("// relative dates, per language.\n")
         f.write("var cldrNames = []cldrLanguage{\n")
-        for lang, months, days, fill, ampm, rel in langs:
+        for lang, months, days, fill, ampm, rel, short_months, short_days in langs:
             f.write("\t{lang: %s,\n" % ('"%s"' % lang))
             f.write("\t\tmonths: [12][]string{%s},\n" % ", ".join(go_list(m) for m in months))
             f.write("\t\tweekdays: [7][]string{%s},\n" % ", ".join(go_list(d) for d in days))
+            f.write("\t\tshortMonths: [12][]string{%s},\n" % ", ".join(go_list(m) for m in short_months))
+            f.write("\t\tshortWeekdays: [7][]string{%s},\n" % ", ".join(go_list(d) for d in short_days))
             f.write("\t\tampm: [2][]string{%s},\n" % ", ".join(go_list(a) for a in ampm))
             f.write("\t\tago: []string%s, later: []string%s,\n" % (go_list(rel["ago"]), go_list(rel["later"])))
             f.write("\t\tprePast: []string%s, preFuture: []string%s,\n" % (go_list(rel["prePast"]), go_list(rel["preFuture"])))
