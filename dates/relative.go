@@ -198,6 +198,10 @@ func amountAt(lx *lexer, ms []int, i int) (amount int, frac float64, used int, o
 	case t.kind == tWord && t.w != nil && t.w.is(kCount) && !(t.w.is(kUnit) && i+1 == len(ms)):
 		return t.w.valOf(kCount), 0, 1, true
 	case t.kind == tWord && t.w != nil && t.w.is(kUnit):
+		if t.w.is(kCount) {
+			// A unit in the dual: "قبل يومين", two days ago.
+			return t.w.valOf(kCount), 0, 0, true
+		}
 		return 1, 0, 0, true
 	}
 	return 0, 0, 0, false

@@ -365,6 +365,7 @@ type cldrLanguage struct {
 	// seconds to years.
 	ago, later, prePast, preFuture []string
 	units                          [7][]string
+	duals                          [7][]string // a unit in the dual, an amount of two ("يومين")
 	fillers                        []string // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
 }
 
@@ -387,6 +388,7 @@ func addCLDR() {
 	// For each candidate word and role: whether a strong (not weak) name
 	// has it.
 	cands := map[string]map[role]bool{}
+	duals := map[string]bool{}
 	note := func(s string, k kind, v int, weak bool) {
 		key := normalizeKey(s)
 		if key == "" {
@@ -467,6 +469,12 @@ func addCLDR() {
 				note(n, kUnit, uSecond+u, false)
 			}
 		}
+		for u, names := range l.duals {
+			for _, n := range names {
+				note(n, kUnit, uSecond+u, false)
+				duals[normalizeKey(n)] = true
+			}
+		}
 		for _, f := range l.fillers {
 			note(f, kFiller, 0, false)
 		}
@@ -505,6 +513,9 @@ func addCLDR() {
 		}
 		if filler {
 			add(kFiller, 0, key)
+		}
+		if w := words[key]; duals[key] && w.kind == kUnit && w.kind2 == kNone {
+			add(kCount, 2, key)
 		}
 	}
 }

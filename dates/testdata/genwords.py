@@ -106,16 +106,20 @@ def relative_words(lid):
         df = Locale.parse(lid)._data["date_fields"]
     except Exception:
         return None
-    res = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS]}
+    res = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS],
+           "duals": [set() for _ in UNITS]}
     for dirn in ("past", "future"):
         entries = []
+        bare = []  # patterns without a number: "قبل يومين" (two days), "לפני שבוע" (a week)
         for ui, u in enumerate(UNITS):
             for width in ("", "-short", "-narrow"):
                 try:
                     pats = df[u + width][dirn]
                 except KeyError:
                     continue
-                for pat in pats.values():
+                for form, pat in pats.items():
+                    if "{0}" not in pat and form in ("one", "two"):
+                        bare.append((ui, form, pat.split()))
                     if pat.count("{0}") != 1:
                         continue
                     pre, post = pat.split("{0}")
@@ -151,6 +155,23 @@ def relative_words(lid):
                 uw = words_of(" ".join(u)) if u else None
                 if uw:
                     res["units"][ui].add(uw)
+        # The unit of a pattern without a number is what its direction
+        # leaves; in the dual form it counts two.
+        pre = res["prePast" if dirn == "past" else "preFuture"]
+        post = res["ago" if dirn == "past" else "later"]
+        for ui, form, ws in bare:
+            rest = None
+            for d in pre:
+                dw = d.split()
+                if ws[:len(dw)] == dw and len(ws) > len(dw):
+                    rest = ws[len(dw):]
+            for d in post:
+                dw = d.split()
+                if ws[-len(dw):] == dw and len(ws) > len(dw):
+                    rest = ws[:-len(dw)]
+            uw = words_of(" ".join(rest)) if rest else None
+            if uw:
+                res["duals" if form == "two" else "units"][ui].add(uw)
     return res
 
 
@@ -238,7 +259,8 @@ def main():
         short_days = [[] for _ in range(7)]
         ampm = [[], []]
         fill = []
-        rel = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS]}
+        rel = {"ago": set(), "later": set(), "prePast": set(), "preFuture": set(), "units": [set() for _ in UNITS],
+               "duals": [set() for _ in UNITS]}
         for lid, loc in locs:
             for m in range(1, 13):
                 for ctx in ("format", "stand-alone"):
@@ -284,6 +306,7 @@ def main():
                     rel[k] |= r[k]
                 for u in range(len(UNITS)):
                     rel["units"][u] |= r["units"][u]
+                    rel["duals"][u] |= r["duals"][u]
         if g:
             # Short Latin abbreviations ("Pro", "Nob") are left out, as the
             # CLDR's are: they are words elsewhere ("iPhone 15 Pro").
@@ -341,6 +364,7 @@ def main():
             f.write("\t\tago: []string%s, later: []string%s,\n" % (go_list(rel["ago"]), go_list(rel["later"])))
             f.write("\t\tprePast: []string%s, preFuture: []string%s,\n" % (go_list(rel["prePast"]), go_list(rel["preFuture"])))
             f.write("\t\tunits: [7][]string{%s},\n" % ", ".join(go_list(u) for u in rel["units"]))
+            f.write("\t\tduals: [7][]string{%s},\n" % ", ".join(go_list(u) for u in rel["duals"]))
             f.write("\t\tfillers: []string%s},\n" % go_list(fill))
         f.write("}\n")
 
