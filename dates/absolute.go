@@ -406,6 +406,12 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 		}
 	}
 
+	// A month written as a prefix and its number ("ŋ5", "o.5"): read only
+	// in a complete date, since "M5" is a car too.
+	if !f.hasM && v >= 1 && v <= 12 && nd <= 2 && p.monthPrefixBefore(i) {
+		f.m, f.hasM, p.named, p.weakName = v, true, true, true
+		return i, true
+	}
 	// A marker before the number names its part: "ཟླ་༥" is May.
 	if w := p.wordAt(p.prevNonSep(i)); w != nil && nd <= 4 {
 		switch {
@@ -432,6 +438,17 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 	p.loose[p.nLoose] = looseNum{v: v, nd: nd, before: !p.named}
 	p.nLoose++
 	return i, true
+}
+
+// monthPrefixBefore reports whether the number at i follows a month prefix
+// (monthPrefixes), glued to it or after one dot.
+func (p *segParser) monthPrefixBefore(i int) bool {
+	k := i - 1
+	if s := p.tok(k); s != nil && s.kind == tSep && s.c == '.' && !s.multi && !s.spB && !s.spA {
+		k--
+	}
+	w := p.tok(k)
+	return w != nil && w.kind == tWord && (k == i-2 || w.j == p.ts[i].i) && monthPrefixes[string(p.buf[w.i:w.j])]
 }
 
 // clock reads hh:mm[:ss[.fff]] starting at index i.
@@ -583,6 +600,14 @@ func (p *segParser) word1(i int) bool {
 	t := &p.ts[i]
 	w := t.w
 	f := &p.f
+	if n := i + 1; w == nil && n < len(p.ts) && (p.ts[n].kind == tNum || n+1 < len(p.ts) && p.ts[n+1].kind == tNum) {
+		// "ŋ5": the prefix of a month written with its number.
+		k := n
+		if p.ts[n].kind != tNum {
+			k = n + 1
+		}
+		return p.monthPrefixBefore(k)
+	}
 	if w == nil {
 		return false
 	}

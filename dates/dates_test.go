@@ -352,6 +352,9 @@ var languageCases = []dateCase{
 	// Dotted meridiem initials.
 	at("3 nën 2023, 5:45:30 m.d.", "2023-11-03T17:45:30Z"),
 	day("3mh dhen t-Samhain 2023", "2023-11-03"),
+	// A month as a prefix and its number.
+	day("15 ŋ5 2024", "2024-05-15"),
+	at("3 o.11 2023 17:45:30", "2023-11-03T17:45:30Z"),
 	day("15. Mai 2024", "2024-05-15"),
 	day("15. März 2024", "2024-03-15"),
 	day("15. Maerz 2024", "2024-03-15"),
@@ -786,6 +789,8 @@ var junkCases = []dateCase{
 	// before it alone is a count.
 	bad("3 tagoj"),
 	bad("15 Mej"),
+	bad("M5 2024"),
+	bad("BMW M5 2024"),
 	bad("iPhone 15 Pro"),
 	bad(""),
 	bad("   "),

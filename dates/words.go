@@ -366,6 +366,7 @@ type cldrLanguage struct {
 	ago, later, prePast, preFuture []string
 	units                          [7][]string
 	duals                          [7][]string // a unit in the dual, an amount of two ("يومين")
+	monthPrefixes                  []string // "ŋ" of "ŋ5": months written as a prefix and their number
 	fillers                        []string // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
 }
 
@@ -478,6 +479,9 @@ func addCLDR() {
 		for _, f := range l.fillers {
 			note(f, kFiller, 0, false)
 		}
+		for _, m := range l.monthPrefixes {
+			monthPrefixes[normalizeKey(m)] = true
+		}
 	}
 	for key, roles := range cands {
 		// A format word of one language may be another's name of
@@ -519,6 +523,11 @@ func addCLDR() {
 		}
 	}
 }
+
+// monthPrefixes are the prefixes of languages that write a month as a
+// prefix and its number ("ŋ5", "M5", "o.5" are May in Kɨfɨa, Rombo,
+// Nuasue).
+var monthPrefixes = map[string]bool{}
 
 // tableLanguages are the languages whose dates the tables describe whole
 // (months, weekdays, relative words and their grammar). When every word of
