@@ -250,9 +250,9 @@ def main():
                 locs.append((lid, Locale.parse(lid)))
             except Exception:
                 pass
-        if not locs:
-            continue
         g = glibc.get(lang)
+        if not locs and not g:
+            continue  # neither source knows it ("tl" has glibc's names only)
         months = [[] for _ in range(12)]
         days = [[] for _ in range(7)]
         prefixes = set()  # "ŋ" of "ŋ5": months written as a prefix and their number
