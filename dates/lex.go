@@ -197,21 +197,11 @@ func (lx *lexer) lexWord(i int) int {
 			return end
 		}
 	}
-	// Meridiem markers written as dotted initials ("m.d.", "N.U."): one
-	// word when the tables know the letters together ("md").
-	if i+2 < len(b) && b[i+1] == '.' && b[i] >= 'a' && b[i] <= 'z' && b[i+2] >= 'a' && b[i+2] <= 'z' {
-		var key [4]byte
-		n, k := 0, i
-		for n < len(key) && k < len(b) && b[k] >= 'a' && b[k] <= 'z' && (k+1 == len(b) || !isWordStart(b, k+1)) {
-			key[n] = b[k]
-			n++
-			k++
-			if k == len(b) || b[k] != '.' {
-				break
-			}
-			k++
-		}
-		if w := words[string(key[:n])]; n >= 2 && w != nil && w.kind == kAMPM {
+	// Meridiem markers written as dotted initials ("m.d.", "N.U.", "د.ن",
+	// "म.नं."): one word when the tables know them as such ("m.d.").
+	// Latin initials are single letters, others up to three characters.
+	if k, key, n := lx.dotted(i); n >= 2 {
+		if w := words[string(key)]; w != nil && w.kind == kAMPM {
 			lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(k), w: w})
 			return k
 		}
@@ -256,6 +246,46 @@ func (lx *lexer) lexWord(i int) int {
 	}
 	lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(j), w: w})
 	return j
+}
+
+// dotted reads dotted initials at b[i]: it returns the index after them,
+// their letters each followed by a dot ("m.d." for "m.d" and "m.d.") and
+// how many initials there were. Only text with
+// a dot right after a short run of letters is looked at.
+func (lx *lexer) dotted(i int) (end int, key []byte, n int) {
+	b := lx.buf
+	var arr [24]byte
+	key = arr[:0]
+	k := i
+	for n < 4 && k < len(b) {
+		j, runes := k, 0
+		for j < len(b) && runes <= 3 {
+			r, size := utf8.DecodeRune(b[j:])
+			if !isLetter(r) || isCJK(r) {
+				break
+			}
+			j += size
+			runes++
+		}
+		if runes == 0 || runes > 3 || b[k] < utf8.RuneSelf && runes > 1 || len(key)+j-k+1 > len(arr) {
+			break
+		}
+		if j < len(b) && b[j] != '.' || j == len(b) && n == 0 {
+			break
+		}
+		key = append(key, b[k:j]...)
+		key = append(key, '.')
+		n++
+		k = j
+		if k == len(b) {
+			break
+		}
+		k++ // the dot
+	}
+	if n < 2 {
+		return 0, nil, 0
+	}
+	return k, key, n
 }
 
 // mergePhrases replaces runs of words that form a known phrase ("il y a",

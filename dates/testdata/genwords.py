@@ -207,10 +207,16 @@ def glibc_words():
 
 
 def undot(s):
-    """Dotted initials ("m.d.", "N.U.") as the lexer reads them: "md"."""
-    if s and re.fullmatch(r"(?:[A-Za-z]\.){1,3}[A-Za-z]\.?", s.strip()):
-        return s.replace(".", "").strip()
-    return s
+    """Dotted initials ("m.d", "N.U.", "د.ن", "म.नं.") in the one form the
+    lexer looks up: each initial followed by a dot ("m.d."). Latin initials
+    are single letters, others up to three characters."""
+    parts = s.strip().rstrip(".").split(".") if s else []
+    if len(parts) < 2 or len(parts) > 4:
+        return None
+    for p in parts:
+        if not p or re.search(r"[\s\d]", p) or len(p) > (1 if p.isascii() else 3):
+            return None
+    return ".".join(parts) + "."
 
 
 def short_is_word(s):
@@ -219,6 +225,16 @@ def short_is_word(s):
     abbreviations ("նոյ", "Մայ") are not."""
     c = ord(s[0])
     return c < 0x0530 or 0x1E00 <= c < 0x2000
+
+
+def add_ampm(lst, names):
+    for n in names:
+        d = undot(n)
+        if d:
+            if d not in lst:
+                lst.append(d)  # dotted initials, kept with their dots
+        else:
+            add_names(lst, [n], 2)
 
 
 def add_names(lst, names, minlen=0, short=None):
@@ -286,7 +302,7 @@ def main():
                 for width in ("abbreviated", "wide"):
                     for i, p in enumerate(("am", "pm")):
                         try:
-                            add_names(ampm[i], [undot(loc.day_periods[ctx][width][p])], 2)
+                            add_ampm(ampm[i], [loc.day_periods[ctx][width][p]])
                         except KeyError:
                             pass
             for f in ("full", "long", "medium", "short"):
@@ -321,7 +337,7 @@ def main():
                 add_names(days[d], g["day"][d])
                 add_names(days[d], g["abday"][d], 4, short_days[d])
             for i in range(2):
-                add_names(ampm[i], [undot(a) for a in g["ampm"][i]], 2)
+                add_ampm(ampm[i], g["ampm"][i])
             fill += g["fill"]
         if lang in ("bo", "dz"):
             # Tibetan writes a month before the day in the genitive:
