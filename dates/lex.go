@@ -43,6 +43,7 @@ type lexer struct {
 	toks     []token
 	hasDigit bool
 	unknown  bool // a word that no table knows
+	weak     bool // a weak word (word.weak): the tables know it only in part
 	relative bool // a word that only a relative date uses
 	bufArr   [256]byte
 	tokArr   [maxTokens]token
@@ -51,7 +52,7 @@ type lexer struct {
 // lex normalizes s and cuts it into tokens. It returns false when the text
 // is too long to be a date.
 func (lx *lexer) lex(s string) bool {
-	lx.hasDigit, lx.unknown, lx.relative = false, false, false
+	lx.hasDigit, lx.unknown, lx.relative, lx.weak = false, false, false, false
 	lx.buf = appendNorm(lx.bufArr[:0], s)
 	lx.toks = lx.tokArr[:0]
 	b := lx.buf
@@ -125,8 +126,13 @@ func (lx *lexer) lex(s string) bool {
 		}
 		if t.w == nil {
 			lx.unknown = true
-		} else if t.w.looksRelative() {
+			continue
+		}
+		if t.w.looksRelative() {
 			lx.relative = true
+		}
+		if t.w.weak {
+			lx.weak = true
 		}
 	}
 	return true
