@@ -47,6 +47,7 @@ type lexer struct {
 	relative bool // a word that only a relative date uses
 	bufArr   [256]byte
 	tokArr   [maxTokens]token
+	dotArr   [24]byte // dotted initials read together (dotted)
 }
 
 // lex normalizes s and cuts it into tokens. It returns false when the text
@@ -260,8 +261,7 @@ func (lx *lexer) lexWord(i int) int {
 // a dot right after a short run of letters is looked at.
 func (lx *lexer) dotted(i int) (end int, key []byte, n int) {
 	b := lx.buf
-	var arr [24]byte
-	key = arr[:0]
+	key = lx.dotArr[:0]
 	k := i
 	for n < 4 && k < len(b) {
 		j, runes := k, 0
@@ -273,7 +273,7 @@ func (lx *lexer) dotted(i int) (end int, key []byte, n int) {
 			j += size
 			runes++
 		}
-		if runes == 0 || runes > 3 || b[k] < utf8.RuneSelf && runes > 1 || len(key)+j-k+1 > len(arr) {
+		if runes == 0 || runes > 3 || b[k] < utf8.RuneSelf && runes > 1 || len(key)+j-k+1 > len(lx.dotArr) {
 			break
 		}
 		if j < len(b) && b[j] != '.' || j == len(b) && n == 0 {
