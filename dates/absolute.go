@@ -351,6 +351,19 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 				f.mm, p.timeEnd = int(mt.v), k+1
 				return k + 1, true
 			}
+			// "19 h 21 min", "10 Uhr 30": minutes after a space, with
+			// their unit or without.
+			if m := p.next(k); m > 0 && m != k+1 {
+				if mt := &p.ts[m]; mt.kind == tNum && mt.nd == 2 && mt.v < 60 && !p.startsDate(m) {
+					f.mm, p.timeEnd = int(mt.v), m
+					if u := p.next(m); u > 0 {
+						if uw := p.wordAt(u); uw != nil && uw.is(kUnit) && uw.valOf(kUnit) == uMinute {
+							p.timeEnd = u
+						}
+					}
+					return p.timeEnd, true
+				}
+			}
 			return k, true
 		}
 		// 3 pm, 3pm
@@ -449,6 +462,13 @@ func (p *segParser) monthPrefixBefore(i int) bool {
 	}
 	w := p.tok(k)
 	return w != nil && w.kind == tWord && (k == i-2 || w.j == p.ts[i].i) && monthPrefixes[string(p.buf[w.i:w.j])]
+}
+
+// startsDate reports whether the number at i is joined to another number
+// by a date separator ("10 Uhr 15.05.2024"): then it is no minute.
+func (p *segParser) startsDate(i int) bool {
+	s, n := p.tok(i+1), p.tok(i+2)
+	return s != nil && n != nil && s.kind == tSep && n.kind == tNum && (s.c == '.' || s.c == '/' || s.c == '-')
 }
 
 // clock reads hh:mm[:ss[.fff]] starting at index i.

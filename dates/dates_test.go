@@ -345,6 +345,8 @@ var languageCases = []dateCase{
 	day("2024 оны 5-р сарын 15", "2024-05-15"),
 	day("2024 оны тавдугаар сарын 15", "2024-05-15"),
 	at("Mis à jour le 15/05/2024 à 10:32", "2024-05-15T10:32:00Z"),
+	at("18 octobre 2012 à 19 h 21 min", "2012-10-18T19:21:00Z"),
+	at("15. Mai 2024 um 10 Uhr 30", "2024-05-15T10:30:00Z"),
 	// Short abbreviations only in a complete date with its year.
 	day("l-Erbgħa, 15 ta Mej, 2024", "2024-05-15"),
 	day("dam 15 lia, 2024", "2024-05-15"),
