@@ -735,6 +735,8 @@ var zoneCases = []dateCase{
 }
 
 var rangeCases = []dateCase{
+	day("12.-14. Juni 2021", "2021-06-14"),
+	day("12.-14.06.2021", "2021-06-12", rangeStart),
 	day("May 15–17, 2024", "2024-05-17"),
 	day("May 15–17, 2024", "2024-05-15", rangeStart),
 	day("May 15-17, 2024", "2024-05-17"),

@@ -270,7 +270,8 @@ func readAfterWords(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 func isRangeSep(t *token) bool {
 	switch t.kind {
 	case tSep:
-		return t.tilde || t.c == '-' && !t.multi && t.spB && t.spA
+		// "12.-14. Juni": a German day's dot, then the range's hyphen.
+		return t.tilde || t.c == '-' && !t.multi && t.spB && t.spA || t.c == '.' && t.last == '-' && !t.spB && !t.spA
 	case tWord:
 		return t.w != nil && t.w.is(kRangeSep)
 	}
