@@ -344,6 +344,10 @@ def main():
             # "ཟླ་བ་ལྔ་པའི་ཚེས་15".
             for m in range(12):
                 months[m] += [n + "འི" for n in months[m] if n.endswith(("པ", "ཕ", "པོ"))]
+        if lang == "ckb":
+            # Sorani joins a month to its day with the ezafe: "15ی ئایاری 2024".
+            for m in range(12):
+                months[m] += [n + "ی" for n in months[m] if not n.endswith("ی")]
         if lang == "mn":
             # Mongolian too: "тавдугаар сарын 15", the month of "тавдугаар сар".
             for m in range(12):
