@@ -356,6 +356,9 @@ var languageCases = []dateCase{
 	day("3mh dhen t-Samhain 2023", "2023-11-03"),
 	// A month as a prefix and its number.
 	day("15 ŋ5 2024", "2024-05-15"),
+	// Case endings glued to the month in the formats (Basque "-ren").
+	day("2024ko maiatzaren 15a", "2024-05-15"),
+	day("15ی ئایاری 2024", "2024-05-15"),
 	at("3 o.11 2023 17:45:30", "2023-11-03T17:45:30Z"),
 	day("15. Mai 2024", "2024-05-15"),
 	day("15. März 2024", "2024-03-15"),

@@ -197,6 +197,9 @@ def glibc_words():
                 w[key][d].append(n)
         for i, n in enumerate((lc.get("am_pm") or [])[:2]):
             w["ampm"][i].append(n)
+        for key in ("d_t_fmt", "d_fmt", "date_fmt"):
+            f = (lc.get(key) or [""])[0]
+            w.setdefault("suffixes", set()).update(re.findall(r"%[-_0^#]?[bBh]([^\W\d_]+)", f))
         for key in ("d_t_fmt", "d_fmt", "date_fmt", "t_fmt", "t_fmt_ampm"):
             f = (lc.get(key) or [""])[0]
             f = re.sub(r"%[-_0^#]?[EO]?[a-zA-Z%+]", " ", f)
@@ -272,6 +275,7 @@ def main():
         months = [[] for _ in range(12)]
         days = [[] for _ in range(7)]
         prefixes = set()  # "ŋ" of "ŋ5": months written as a prefix and their number
+        suffixes = set(g.get("suffixes", ())) if g else set()  # "ren" of "maiatzaren": glued to the month
         short_months = [[] for _ in range(12)]
         short_days = [[] for _ in range(7)]
         ampm = [[], []]
@@ -306,6 +310,10 @@ def main():
                         except KeyError:
                             pass
             for f in ("full", "long", "medium", "short"):
+                try:
+                    suffixes.update(re.findall(r"[ML]{3,4}'([^'\s]+)'", loc.date_formats[f].pattern))
+                except (KeyError, AttributeError):
+                    pass
                 for table in (loc.date_formats, loc.time_formats):
                     try:
                         fill += literals(table[f].pattern)
@@ -339,6 +347,10 @@ def main():
             for i in range(2):
                 add_ampm(ampm[i], g["ampm"][i])
             fill += g["fill"]
+        # A case ending glued to the month in the formats ("MMMM'ren'",
+        # "%bren" in Basque): the names take it too.
+        for m in range(12):
+            months[m] += [n + x for x in sorted(suffixes) for n in months[m] + short_months[m] if " " not in n]
         if lang in ("bo", "dz"):
             # Tibetan writes a month before the day in the genitive:
             # "ཟླ་བ་ལྔ་པའི་ཚེས་15".
