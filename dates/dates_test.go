@@ -797,6 +797,7 @@ var junkCases = []dateCase{
 	bad("3 tagoj"),
 	bad("15 Mej"),
 	bad("M5 2024"),
+	bad("No 5 2024"),
 	bad("BMW M5 2024"),
 	bad("iPhone 15 Pro"),
 	bad(""),

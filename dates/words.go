@@ -410,9 +410,15 @@ func addCLDR() {
 			if isLatinLike(r) && n < 2 {
 				return
 			}
+		case weak && k == kMonth:
+			// Short month abbreviations are read only in a complete date,
+			// and not of two letters: "No 5 2024" is a number.
+			if isLatinLike(r) && n < 3 {
+				return
+			}
 		case weak, k == kAMPM:
-			// Short abbreviations are read only in a complete date, and
-			// a meridiem marker only with a time ("md", "nh", "ఉ").
+			// A weekday abbreviation only in a complete date, a meridiem
+			// marker only with a time ("md", "nh", "ఉ").
 			if isLatinLike(r) && n < 2 {
 				return
 			}
