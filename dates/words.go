@@ -366,8 +366,8 @@ type cldrLanguage struct {
 	ago, later, prePast, preFuture []string
 	units                          [7][]string
 	duals                          [7][]string // a unit in the dual, an amount of two ("يومين")
-	monthPrefixes                  []string // "ŋ" of "ŋ5": months written as a prefix and their number
-	fillers                        []string // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
+	monthPrefixes                  []string    // "ŋ" of "ŋ5": months written as a prefix and their number
+	fillers                        []string    // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
 }
 
 // addCLDR adds the words of every language the library knows
