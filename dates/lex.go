@@ -207,10 +207,12 @@ func (lx *lexer) lexWord(i int) int {
 	// Meridiem markers written as dotted initials ("m.d.", "N.U.", "د.ن",
 	// "म.नं."): one word when the tables know them as such ("m.d.").
 	// Latin initials are single letters, others up to three characters.
-	if k, key, n := lx.dotted(i); n >= 2 {
-		if w := words[string(key)]; w != nil && w.kind == kAMPM {
-			lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(k), w: w})
-			return k
+	if maybeDotted(b, i) {
+		if k, key, n := lx.dotted(i); n >= 2 {
+			if w := words[string(key)]; w != nil && w.kind == kAMPM {
+				lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(k), w: w})
+				return k
+			}
 		}
 	}
 	j := i
@@ -253,6 +255,23 @@ func (lx *lexer) lexWord(i int) int {
 	}
 	lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(j), w: w})
 	return j
+}
+
+// maybeDotted is the cheap test before dotted: a dot right after the
+// first letter, or within the first few bytes of a word of another script.
+func maybeDotted(b []byte, i int) bool {
+	if b[i] < utf8.RuneSelf {
+		return i+1 < len(b) && b[i+1] == '.'
+	}
+	for k := i + 1; k < len(b) && k <= i+12; k++ {
+		switch b[k] {
+		case '.':
+			return true
+		case ' ':
+			return false
+		}
+	}
+	return false
 }
 
 // dotted reads dotted initials at b[i]: it returns the index after them,

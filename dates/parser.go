@@ -123,9 +123,12 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 		s = rest
 	}
 	// Labels before the date: words the tables do not know, or know as
-	// words of some other language's formats ("Mis à jour le").
-	if d, ok := readAfterWords(lx, &op); ok {
-		return d, nil
+	// words of some other language's formats ("Mis à jour le"). A
+	// complete day has a number.
+	if lx.hasDigit && lx.toks[0].kind == tWord {
+		if d, ok := readAfterWords(lx, &op); ok {
+			return d, nil
+		}
 	}
 	// Everything else goes to the library, behind the guard (guard.go).
 	if p.fallback != nil && worthAsking(s, lx) {
