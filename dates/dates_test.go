@@ -356,6 +356,9 @@ var languageCases = []dateCase{
 	day("3mh dhen t-Samhain 2023", "2023-11-03"),
 	// A month as a prefix and its number.
 	day("15 ŋ5 2024", "2024-05-15"),
+	// Full formats with the name of Coordinated Universal Time.
+	at("Mittwoch, 7. September 2022 um 14:25:00 Koordinierte Weltzeit", "2022-09-07T14:25:00Z"),
+	at("Wednesday, September 7, 2022 at 2:25:00 PM Coordinated Universal Time", "2022-09-07T14:25:00Z"),
 	// Case endings glued to the month in the formats (Basque "-ren").
 	day("2024ko maiatzaren 15a", "2024-05-15"),
 	day("15ی ئایاری 2024", "2024-05-15"),

@@ -367,6 +367,7 @@ type cldrLanguage struct {
 	units                          [7][]string
 	duals                          [7][]string // a unit in the dual, an amount of two ("يومين")
 	monthPrefixes                  []string    // "ŋ" of "ŋ5": months written as a prefix and their number
+	utc                            []string    // names of UTC and GMT ("Koordinierte Weltzeit")
 	fillers                        []string    // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
 }
 
@@ -484,6 +485,9 @@ func addCLDR() {
 		}
 		for _, f := range l.fillers {
 			note(f, kFiller, 0, false)
+		}
+		for _, n := range l.utc {
+			note(n, kZone, 0, false) // zoneTable[0] is UTC
 		}
 		for _, m := range l.monthPrefixes {
 			monthPrefixes[normalizeKey(m)] = true
