@@ -356,6 +356,7 @@ var languageCases = []dateCase{
 	day("3mh dhen t-Samhain 2023", "2023-11-03"),
 	// A month as a prefix and its number.
 	day("15 ŋ5 2024", "2024-05-15"),
+	at("24.03.2019. u 22:22", "2019-03-24T22:22:00Z"),
 	// Full formats with the name of Coordinated Universal Time.
 	at("Mittwoch, 7. September 2022 um 14:25:00 Koordinierte Weltzeit", "2022-09-07T14:25:00Z"),
 	at("Wednesday, September 7, 2022 at 2:25:00 PM Coordinated Universal Time", "2022-09-07T14:25:00Z"),

@@ -245,10 +245,14 @@ func (lx *lexer) lexWord(i int) int {
 		w = words[string(b[i:j])]
 	}
 	if w == nil {
-		// "d'avril", "l'an": the elided article says nothing.
+		// "d'avril", "l'an": the elided article says nothing. What
+		// follows it is a word of two letters or more ("neng'u" is no
+		// "u").
 		for k := j - 1; k > i; k-- {
 			if b[k] == '\'' {
-				w = words[string(b[k+1:j])]
+				if j-k > 2 {
+					w = words[string(b[k+1:j])]
+				}
 				break
 			}
 		}

@@ -207,6 +207,7 @@ func init() {
 		"posted", "published", "updated", // the label itself is noise; the date after it decides
 		"deadline", "due", "expires", "expiry", "closes", "closing", "ends", "date", "by", "valid",
 		"klo", "kl", // "klo 10.30", "kl. 10:30": Finnish and Nordic "at" before a time
+		"u", // "24.03.2019. u 22:22": Croatian, Bosnian and Serbian "at"
 		// Hedges before an amount: "about an hour ago".
 		"about", "around", "approximately", "approx", "almost", "nearly", "roughly", "just", "some", "only", "circa", "ca",
 		"etwa", "ungefähr", "environ", "presque", "casi", "aproximadamente", "circa", "quasi", "cerca de", "quase", "bijna", "ongeveer",
