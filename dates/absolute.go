@@ -64,6 +64,7 @@ type segParser struct {
 	offsetRead bool // the zone came from a numeric offset
 	numMonth   bool // a numeric month and year without a day ("05/2024")
 	monthPlain bool // the month's name has no other role ("ago" is also "ago")
+	weakName   bool // a month or weekday was a weak word (word.weak)
 }
 
 func (p *segParser) tok(i int) *token {
@@ -167,7 +168,12 @@ func (p *segParser) parse() bool {
 	if p.eraBase != 0 && !p.eraNumber {
 		return false
 	}
-	return p.placeLoose() && p.applyAMPM()
+	if !p.placeLoose() || !p.applyAMPM() {
+		return false
+	}
+	// A short abbreviation ("Sad", "Sr") counts only in a complete date
+	// with a four-digit year.
+	return !p.weakName || p.f.hasD && p.f.hasM && p.f.hasY && p.f.yND == 4
 }
 
 // offset reads a numeric zone offset at separator i ("+09:00", "-0500",
@@ -250,8 +256,18 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 	}
 	f := &p.f
 
-	// A CJK or Korean marker names the number's part: 2024年, 5월, 10時.
-	if k := p.next(i); k > 0 {
+	// A CJK or Korean marker names the number's part: 2024年, 5월, 10時;
+	// so does a Mongolian one after an ordinal suffix ("5-р сарын").
+	k := p.next(i)
+	if s, o := p.tok(i+1), p.tok(i+2); s != nil && o != nil && s.kind == tSep && s.c == '-' && !s.multi && !s.spB && !s.spA &&
+		o.kind == tWord && o.w != nil && o.w.kind == kOrdinal {
+		if m := p.next(i + 2); m > 0 {
+			if w := p.wordAt(m); w != nil && w.is(kMarkM) {
+				k = m
+			}
+		}
+	}
+	if k > 0 {
 		if w := p.wordAt(k); w != nil {
 			switch {
 			case w.is(kMarkY):
@@ -335,6 +351,19 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 				f.mm, p.timeEnd = int(mt.v), k+1
 				return k + 1, true
 			}
+			// "19 h 21 min", "10 Uhr 30": minutes after a space, with
+			// their unit or without.
+			if m := p.next(k); m > 0 && m != k+1 {
+				if mt := &p.ts[m]; mt.kind == tNum && mt.nd == 2 && mt.v < 60 && !p.startsDate(m) {
+					f.mm, p.timeEnd = int(mt.v), m
+					if u := p.next(m); u > 0 {
+						if uw := p.wordAt(u); uw != nil && uw.is(kUnit) && uw.valOf(kUnit) == uMinute {
+							p.timeEnd = u
+						}
+					}
+					return p.timeEnd, true
+				}
+			}
 			return k, true
 		}
 		// 3 pm, 3pm
@@ -390,6 +419,26 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 		}
 	}
 
+	// A month written as a prefix and its number ("ŋ5", "o.5"): read only
+	// in a complete date, since "M5" is a car too.
+	if !f.hasM && v >= 1 && v <= 12 && nd <= 2 && p.monthPrefixBefore(i) {
+		f.m, f.hasM, p.named, p.weakName = v, true, true, true
+		return i, true
+	}
+	// A marker before the number names its part: "ཟླ་༥" is May.
+	if w := p.wordAt(p.prevNonSep(i)); w != nil && nd <= 4 {
+		switch {
+		case w.is(kPreY) && !f.hasY:
+			f.y, f.yND, f.hasY = v, nd, true
+			return i, true
+		case w.is(kPreM) && !f.hasM && v >= 1 && v <= 12:
+			f.m, f.hasM = v, true
+			return i, true
+		case w.is(kPreD) && !f.hasD && nd <= 2:
+			f.d, f.hasD = v, true
+			return i, true
+		}
+	}
 	if nd == 8 && !hasName && !f.hasDate() {
 		// YYYYMMDD
 		f.y, f.m, f.d, f.yND = v/10000, v/100%100, v%100, 4
@@ -402,6 +451,24 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 	p.loose[p.nLoose] = looseNum{v: v, nd: nd, before: !p.named}
 	p.nLoose++
 	return i, true
+}
+
+// monthPrefixBefore reports whether the number at i follows a month prefix
+// (monthPrefixes), glued to it or after one dot.
+func (p *segParser) monthPrefixBefore(i int) bool {
+	k := i - 1
+	if s := p.tok(k); s != nil && s.kind == tSep && s.c == '.' && !s.multi && !s.spB && !s.spA {
+		k--
+	}
+	w := p.tok(k)
+	return w != nil && w.kind == tWord && (k == i-2 || w.j == p.ts[i].i) && monthPrefixes[string(p.buf[w.i:w.j])]
+}
+
+// startsDate reports whether the number at i is joined to another number
+// by a date separator ("10 Uhr 15.05.2024"): then it is no minute.
+func (p *segParser) startsDate(i int) bool {
+	s, n := p.tok(i+1), p.tok(i+2)
+	return s != nil && n != nil && s.kind == tSep && n.kind == tNum && (s.c == '.' || s.c == '/' || s.c == '-')
 }
 
 // clock reads hh:mm[:ss[.fff]] starting at index i.
@@ -553,6 +620,14 @@ func (p *segParser) word1(i int) bool {
 	t := &p.ts[i]
 	w := t.w
 	f := &p.f
+	if n := i + 1; w == nil && n < len(p.ts) && (p.ts[n].kind == tNum || n+1 < len(p.ts) && p.ts[n+1].kind == tNum) {
+		// "ŋ5": the prefix of a month written with its number.
+		k := n
+		if p.ts[n].kind != tNum {
+			k = n + 1
+		}
+		return p.monthPrefixBefore(k)
+	}
 	if w == nil {
 		return false
 	}
@@ -578,6 +653,7 @@ func (p *segParser) word1(i int) bool {
 			return false
 		}
 		f.m, f.hasM, f.jalali, p.named = m, true, w.kind == kJalali, true
+		p.weakName = p.weakName || w.weak
 		// A month alone must be written in full: "May", "Mar" and "ara"
 		// are words too.
 		word := p.buf[t.i:t.j]
@@ -599,6 +675,7 @@ func (p *segParser) word1(i int) bool {
 		word := p.buf[t.i:t.j]
 		r, _ := utf8.DecodeRune(word)
 		p.hasWD, p.wd = true, v
+		p.weakName = p.weakName || w.weak
 		p.wdShort = isLatinLike(r) && utf8.RuneCount(word) < 3
 		return true
 	case w.kind == kAMPM:
@@ -642,7 +719,7 @@ func (p *segParser) word1(i int) bool {
 		// (月) and (日) are weekdays when they stand alone in brackets.
 		prev, next := p.tok(i-1), p.tok(i+1)
 		return prev != nil && next != nil && prev.kind == tSep && next.kind == tSep && prev.last == '(' && next.c == ')'
-	case w.kind == kFiller || w.kind2 == kFiller, w.kind == kRangeStart, w.kind == kRangeSep:
+	case w.kind == kFiller || w.kind2 == kFiller, w.kind == kRangeStart, w.kind == kRangeSep, w.kind == kPreY, w.kind == kPreM, w.kind == kPreD:
 		return true
 	case w.kind == kRelDay && p.skipRel:
 		return true

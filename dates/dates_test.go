@@ -331,6 +331,39 @@ var numericCases = []dateCase{
 }
 
 var languageCases = []dateCase{
+	// Words from the CLDR and glibc's locales: format words, genitives,
+	// meridiem markers, abbreviations of other scripts.
+	day("2024 m. gegužės 15 d.", "2024-05-15"),
+	at("2023 m. lapkričio 03 d. 17:45:30", "2023-11-03T17:45:30Z"),
+	day("15 մայիսի, 2024 թ.", "2024-05-15"),
+	day("3 Նմբ 2023", "2023-11-03"),
+	day("15 ta’ Mejju 2024", "2024-05-15"),
+	at("શુક્રવાર 03 નવે 2023 05:45:30 સાંજે", "2023-11-03T17:45:30Z"),
+	at("Dydd Mercher 15 mis Mai 2024 10:30:00 UTC", "2024-05-15T10:30:00Z"),
+	day("སྤྱི་ལོ་2024 ཟླ་༥ ཚེས་15", "2024-05-15"),
+	day("སྤྱི་ལོ་2024 ཟླ་བ་ལྔ་པའི་ཚེས་15", "2024-05-15"),
+	day("2024 оны 5-р сарын 15", "2024-05-15"),
+	day("2024 оны тавдугаар сарын 15", "2024-05-15"),
+	at("Mis à jour le 15/05/2024 à 10:32", "2024-05-15T10:32:00Z"),
+	at("18 octobre 2012 à 19 h 21 min", "2012-10-18T19:21:00Z"),
+	at("15. Mai 2024 um 10 Uhr 30", "2024-05-15T10:30:00Z"),
+	// Short abbreviations only in a complete date with its year.
+	day("l-Erbgħa, 15 ta Mej, 2024", "2024-05-15"),
+	day("dam 15 lia, 2024", "2024-05-15"),
+	at("Sr 15 Mej 2024 10:30:00", "2024-05-15T10:30:00Z"),
+	// Dotted meridiem initials.
+	at("3 nën 2023, 5:45:30 m.d.", "2023-11-03T17:45:30Z"),
+	day("3mh dhen t-Samhain 2023", "2023-11-03"),
+	// A month as a prefix and its number.
+	day("15 ŋ5 2024", "2024-05-15"),
+	at("24.03.2019. u 22:22", "2019-03-24T22:22:00Z"),
+	// Full formats with the name of Coordinated Universal Time.
+	at("Mittwoch, 7. September 2022 um 14:25:00 Koordinierte Weltzeit", "2022-09-07T14:25:00Z"),
+	at("Wednesday, September 7, 2022 at 2:25:00 PM Coordinated Universal Time", "2022-09-07T14:25:00Z"),
+	// Case endings glued to the month in the formats (Basque "-ren").
+	day("2024ko maiatzaren 15a", "2024-05-15"),
+	day("15ی ئایاری 2024", "2024-05-15"),
+	at("3 o.11 2023 17:45:30", "2023-11-03T17:45:30Z"),
 	day("15. Mai 2024", "2024-05-15"),
 	day("15. März 2024", "2024-03-15"),
 	day("15. Maerz 2024", "2024-03-15"),
@@ -462,6 +495,14 @@ var missingYearCases = []dateCase{
 }
 
 var relativeCases = []dateCase{
+	// Direction and unit words from the CLDR's relative patterns.
+	day("antaŭ 3 tagoj", "2024-05-19"),
+	at("post 5 horoj", "2024-05-22T20:04:05Z"),
+	day("prieš 2 savaites", "2024-05-08"),
+	day("قبل يومين", "2024-05-20"),
+	day("לפני שבועיים", "2024-05-08"),
+	day("منذ يومين", "2024-05-20"),
+	day("3 làithean air ais", "2024-05-19"),
 	day("today", "2024-05-22"),
 	day("Today", "2024-05-22"),
 	day("yesterday", "2024-05-21"),
@@ -701,6 +742,8 @@ var zoneCases = []dateCase{
 }
 
 var rangeCases = []dateCase{
+	day("12.-14. Juni 2021", "2021-06-14"),
+	day("12.-14.06.2021", "2021-06-12", rangeStart),
 	day("May 15–17, 2024", "2024-05-17"),
 	day("May 15–17, 2024", "2024-05-15", rangeStart),
 	day("May 15-17, 2024", "2024-05-17"),
@@ -753,6 +796,14 @@ var rangeCases = []dateCase{
 }
 
 var junkCases = []dateCase{
+	// A unit word of the CLDR's patterns needs its direction: a number
+	// before it alone is a count.
+	bad("3 tagoj"),
+	bad("15 Mej"),
+	bad("M5 2024"),
+	bad("No 5 2024"),
+	bad("BMW M5 2024"),
+	bad("iPhone 15 Pro"),
 	bad(""),
 	bad("   "),
 	bad("hello"),

@@ -78,8 +78,8 @@ func (f *fallback) read(s string, lx *lexer, op *opts, hints []string) reading {
 	if !ok {
 		return reading{}
 	}
-	if !lx.unknown && tableLanguages[baseLanguage(r1.Locale)] {
-		return reading{} // see tableLanguages
+	if !lx.unknown && !lx.weak && tableLanguages[baseLanguage(r1.Locale)] {
+		return reading{} // see tableLanguages; a weak word's refusal is caution, not knowledge
 	}
 	// Without a hint for the language read, a reading without numbers or
 	// relative to now needs a word that can carry it (see strongWord).

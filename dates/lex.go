@@ -43,15 +43,17 @@ type lexer struct {
 	toks     []token
 	hasDigit bool
 	unknown  bool // a word that no table knows
+	weak     bool // a weak word (word.weak): the tables know it only in part
 	relative bool // a word that only a relative date uses
 	bufArr   [256]byte
 	tokArr   [maxTokens]token
+	dotArr   [24]byte // dotted initials read together (dotted)
 }
 
 // lex normalizes s and cuts it into tokens. It returns false when the text
 // is too long to be a date.
 func (lx *lexer) lex(s string) bool {
-	lx.hasDigit, lx.unknown, lx.relative = false, false, false
+	lx.hasDigit, lx.unknown, lx.relative, lx.weak = false, false, false, false
 	lx.buf = appendNorm(lx.bufArr[:0], s)
 	lx.toks = lx.tokArr[:0]
 	b := lx.buf
@@ -125,8 +127,13 @@ func (lx *lexer) lex(s string) bool {
 		}
 		if t.w == nil {
 			lx.unknown = true
-		} else if t.w.looksRelative() {
+			continue
+		}
+		if t.w.looksRelative() {
 			lx.relative = true
+		}
+		if t.w.weak {
+			lx.weak = true
 		}
 	}
 	return true
@@ -197,6 +204,17 @@ func (lx *lexer) lexWord(i int) int {
 			return end
 		}
 	}
+	// Meridiem markers written as dotted initials ("m.d.", "N.U.", "د.ن",
+	// "म.नं."): one word when the tables know them as such ("m.d.").
+	// Latin initials are single letters, others up to three characters.
+	if maybeDotted(b, i) {
+		if k, key, n := lx.dotted(i); n >= 2 {
+			if w := words[string(key)]; w != nil && w.kind == kAMPM {
+				lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(k), w: w})
+				return k
+			}
+		}
+	}
 	j := i
 	hyphen := -1
 	for j < len(b) {
@@ -227,16 +245,76 @@ func (lx *lexer) lexWord(i int) int {
 		w = words[string(b[i:j])]
 	}
 	if w == nil {
-		// "d'avril", "l'an": the elided article says nothing.
+		// "d'avril", "l'an": the elided article says nothing. What
+		// follows it is a word of two letters or more ("neng'u" is no
+		// "u").
 		for k := j - 1; k > i; k-- {
 			if b[k] == '\'' {
-				w = words[string(b[k+1:j])]
+				if j-k > 2 {
+					w = words[string(b[k+1:j])]
+				}
 				break
 			}
 		}
 	}
 	lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(j), w: w})
 	return j
+}
+
+// maybeDotted is the cheap test before dotted: a dot right after the
+// first letter, or within the first few bytes of a word of another script.
+func maybeDotted(b []byte, i int) bool {
+	if b[i] < utf8.RuneSelf {
+		return i+1 < len(b) && b[i+1] == '.'
+	}
+	for k := i + 1; k < len(b) && k <= i+12; k++ {
+		switch b[k] {
+		case '.':
+			return true
+		case ' ':
+			return false
+		}
+	}
+	return false
+}
+
+// dotted reads dotted initials at b[i]: it returns the index after them,
+// their letters each followed by a dot ("m.d." for "m.d" and "m.d.") and
+// how many initials there were. Only text with
+// a dot right after a short run of letters is looked at.
+func (lx *lexer) dotted(i int) (end int, key []byte, n int) {
+	b := lx.buf
+	key = lx.dotArr[:0]
+	k := i
+	for n < 4 && k < len(b) {
+		j, runes := k, 0
+		for j < len(b) && runes <= 3 {
+			r, size := utf8.DecodeRune(b[j:])
+			if !isLetter(r) || isCJK(r) {
+				break
+			}
+			j += size
+			runes++
+		}
+		if runes == 0 || runes > 3 || b[k] < utf8.RuneSelf && runes > 1 || len(key)+j-k+1 > len(lx.dotArr) {
+			break
+		}
+		if j < len(b) && b[j] != '.' || j == len(b) && n == 0 {
+			break
+		}
+		key = append(key, b[k:j]...)
+		key = append(key, '.')
+		n++
+		k = j
+		if k == len(b) {
+			break
+		}
+		k++ // the dot
+	}
+	if n < 2 {
+		return 0, nil, 0
+	}
+	return k, key, n
 }
 
 // mergePhrases replaces runs of words that form a known phrase ("il y a",

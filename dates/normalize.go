@@ -67,6 +67,17 @@ func appendNorm(dst []byte, s string) []byte {
 		switch {
 		case r < 0:
 			continue
+		case r == '(' && len(dst) > 0 && isASCIIAlnum(dst[len(dst)-1]):
+			// Optional letters in brackets glued to a word or number
+			// ("viru(n) 3 Deeg", "2023(e)ko", "3(a)") are read written out.
+			if k := optionalLetters(s[i:]); k > 0 {
+				for j := i; j < i+k; j++ {
+					dst = append(dst, s[j]|0x20)
+				}
+				i += k + 1
+				space = false
+				continue
+			}
 		case r == ' ':
 			if !space {
 				dst = append(dst, ' ')
@@ -105,7 +116,8 @@ func mapRune(r rune) rune {
 	switch {
 	case r >= 0xFF01 && r <= 0xFF5E: // full-width ASCII
 		return mapRune(r - 0xFEE0)
-	case r == 0x3000, r == 0x00A0, r >= 0x2000 && r <= 0x200A, r == 0x202F, r == 0x205F:
+	case r == 0x3000, r == 0x00A0, r >= 0x2000 && r <= 0x200A, r == 0x202F, r == 0x205F,
+		r == 0x0F0B, r == 0x0F0C: // the Tibetan tsheg ends a syllable: "ཟླ་བ་ལྔ་པ" is a phrase of four
 		return ' '
 	case r >= 0x200B && r <= 0x200F, r == 0x2060, r == 0xFEFF, r == 0x0640,
 		r >= 0x064B && r <= 0x065F, r == 0x0670, r == 0x093C:
@@ -154,6 +166,21 @@ func mapRune(r rune) rune {
 		return 'i'
 	}
 	return unicode.ToLower(r)
+}
+
+func isASCIIAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
+
+// optionalLetters returns how many ASCII letters (one to three) start s
+// before a closing bracket, or 0.
+func optionalLetters(s string) int {
+	k := 0
+	for k < len(s) && k < 4 && (s[k] >= 'a' && s[k] <= 'z' || s[k] >= 'A' && s[k] <= 'Z') {
+		k++
+	}
+	if k == 0 || k > 3 || k >= len(s) || s[k] != ')' {
+		return 0
+	}
+	return k
 }
 
 // normalizeKey normalizes a table entry.

@@ -122,7 +122,10 @@ func (p *Parser) parseText(orig, s string, o crawlkeeper.DateOptions, loc *time.
 		}
 		s = rest
 	}
-	if lx.unknown {
+	// Labels before the date: words the tables do not know, or know as
+	// words of some other language's formats ("Mis à jour le"). A
+	// complete day has a number.
+	if lx.hasDigit && lx.toks[0].kind == tWord {
 		if d, ok := readAfterWords(lx, &op); ok {
 			return d, nil
 		}
@@ -270,7 +273,8 @@ func readAfterWords(lx *lexer, op *opts) (crawlkeeper.ParsedDate, bool) {
 func isRangeSep(t *token) bool {
 	switch t.kind {
 	case tSep:
-		return t.tilde || t.c == '-' && !t.multi && t.spB && t.spA
+		// "12.-14. Juni": a German day's dot, then the range's hyphen.
+		return t.tilde || t.c == '-' && !t.multi && t.spB && t.spA || t.c == '.' && t.last == '-' && !t.spB && !t.spA
 	case tWord:
 		return t.w != nil && t.w.is(kRangeSep)
 	}

@@ -198,6 +198,10 @@ func amountAt(lx *lexer, ms []int, i int) (amount int, frac float64, used int, o
 	case t.kind == tWord && t.w != nil && t.w.is(kCount) && !(t.w.is(kUnit) && i+1 == len(ms)):
 		return t.w.valOf(kCount), 0, 1, true
 	case t.kind == tWord && t.w != nil && t.w.is(kUnit):
+		if t.w.is(kCount) {
+			// A unit in the dual: "قبل يومين", two days ago.
+			return t.w.valOf(kCount), 0, 0, true
+		}
 		return 1, 0, 0, true
 	}
 	return 0, 0, 0, false
@@ -240,6 +244,11 @@ func amountAgo(lx *lexer, op *opts, list []int) (crawlkeeper.ParsedDate, bool) {
 		}
 		if ts[list[0]].kind != tNum && !(ts[list[0]].w != nil && ts[list[0]].w.is(kCount)) {
 			return crawlkeeper.ParsedDate{}, false
+		}
+		for _, k := range list {
+			if w := ts[k].w; ts[k].kind == tWord && w != nil && w.weak {
+				return crawlkeeper.ParsedDate{}, false
+			}
 		}
 		// CJK units double as markers: "15日" is the 15th, not 15 days.
 		for _, k := range list {

@@ -40,6 +40,9 @@ const (
 	kRangeSep        // separates the two ends of a range ("to", "bis", "至")
 	kRangeStart      // introduces a range ("from", "vom"); ignored inside a date
 	kThis            // "this week", "this Friday": the current one
+	kPreY            // a year marker before its number (Tibetan ལོ, "སྤྱི་ལོ་2024")
+	kPreM            // a month marker before its number (Tibetan ཟླ, "ཟླ་༥")
+	kPreD            // a day marker before its number (Tibetan ཚེས, "ཚེས་15")
 )
 
 // Units of relative time.
@@ -63,6 +66,12 @@ type word struct {
 	val   int
 	kind2 kind
 	val2  int
+	// weak marks a generated word that is read only with what confirms
+	// it, since alone it is more often a word of another language: a unit
+	// of the CLDR's relative patterns only with a direction ("antaŭ 3
+	// tagoj", while "3 din" is a count), a short abbreviation of a month or
+	// weekday ("Sad", "Sr") only in a complete date with a four-digit year.
+	weak bool
 }
 
 func (w *word) is(k kind) bool { return w.kind == k || w.kind2 == k }
@@ -198,6 +207,7 @@ func init() {
 		"posted", "published", "updated", // the label itself is noise; the date after it decides
 		"deadline", "due", "expires", "expiry", "closes", "closing", "ends", "date", "by", "valid",
 		"klo", "kl", // "klo 10.30", "kl. 10:30": Finnish and Nordic "at" before a time
+		"u", // "24.03.2019. u 22:22": Croatian, Bosnian and Serbian "at"
 		// Hedges before an amount: "about an hour ago".
 		"about", "around", "approximately", "approx", "almost", "nearly", "roughly", "just", "some", "only", "circa", "ca",
 		"etwa", "ungefähr", "environ", "presque", "casi", "aproximadamente", "circa", "quasi", "cerca de", "quase", "bijna", "ongeveer",
@@ -206,8 +216,8 @@ func init() {
 
 	add(kOrdinal, 0, "st", "nd", "rd", "th", "er", "ère", "re", "e", "ème", "eme", "o", "º", "ª", "го")
 
-	add(kAMPM, 0, "午前", "上午", "早上", "凌晨", "오전", "صباحا", "صباحاً", "ق.ظ")
-	add(kAMPM, 1, "pm", "午後", "下午", "晚上", "中午", "오후", "مساء", "مساءً", "ب.ظ")
+	add(kAMPM, 0, "午前", "上午", "早上", "凌晨", "오전", "صباحا", "صباحاً", "ق.ظ.")
+	add(kAMPM, 1, "pm", "午後", "下午", "晚上", "中午", "오후", "مساء", "مساءً", "ب.ظ.")
 	add(kAMPMCtx, 0, "am", "ص")
 	add(kAMPMCtx, 1, "م")
 
@@ -319,6 +329,14 @@ func init() {
 	add(kMarkMin, 0, "分", "분")
 	add(kMarkS, 0, "秒", "초")
 	add(kHalf, 0, "半")
+	// Tibetan and Dzongkha name the part before its number.
+	add(kPreY, 0, "ལོ", "སྤྱི ལོ", "པསྱི ལོ")
+	add(kPreM, 0, "ཟླ", "ཟལ")
+	add(kPreD, 0, "ཚེས")
+	// Mongolian numeric months: "5-р сарын 15", the fifth month's 15th.
+	add(kUnit, uMonth, "сарын")
+	add(kMarkM, 0, "сарын")
+	add(kOrdinal, 0, "р")
 	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra")
 
 	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
@@ -332,65 +350,195 @@ func init() {
 	addCLDR()
 }
 
-// cldrLanguage is one language's names from the CLDR (words_cldr.go).
+// cldrLanguage is one language's words from the CLDR and the GNU C
+// library's locales (words_cldr.go).
 type cldrLanguage struct {
 	lang     string
 	months   [12][]string
 	weekdays [7][]string
-	fillers  []string // literal words of the language's date formats ("gada", "ค.ศ")
+	// Abbreviations of two or three letters in Latin, Greek and Cyrillic
+	// script: weak words (see word.weak).
+	shortMonths   [12][]string
+	shortWeekdays [7][]string
+	ampm          [2][]string
+	// Words of the relative patterns: direction words after the amount
+	// ("ago", "air ais") or before it ("antaŭ", "in"), and unit names from
+	// seconds to years.
+	ago, later, prePast, preFuture []string
+	units                          [7][]string
+	duals                          [7][]string // a unit in the dual, an amount of two ("يومين")
+	monthPrefixes                  []string    // "ŋ" of "ŋ5": months written as a prefix and their number
+	utc                            []string    // names of UTC and GMT ("Koordinierte Weltzeit")
+	fillers                        []string    // literal words of the language's date and time formats ("gada", "ค.ศ", "a viz")
 }
 
-// addCLDR adds the month and weekday names and format words of every
-// language the library knows (words_cldr.go, generated from the CLDR),
-// after the hand-written tables and only where they are safe: a word the
-// tables already know keeps its roles, a word two languages use for
-// different things is left to the library, and Latin, Greek and Cyrillic
-// words of one or two letters ("ma", "so", "st") are left out, since they
-// are words of other languages too.
+// addCLDR adds the words of every language the library knows
+// (words_cldr.go, generated from the CLDR and glibc), after the
+// hand-written tables and only where they are safe: a word the tables
+// already know keeps its roles (a unit or a word such as "this" may also
+// become a format word, as "m." and "d." are in "2024 m. gegužės 15 d."
+// and "ta'" in "15 ta' Mejju 2024"), a word two languages use
+// for different things is left to the library, and Latin, Greek and
+// Cyrillic words of one or two letters ("ma", "so", "st") are left out,
+// since they are words of other languages too; format and direction words
+// of two letters ("ga", "po") and single letters of other scripts ("թ.")
+// are kept.
 func addCLDR() {
 	type role struct {
 		k kind
 		v int
 	}
+	// For each candidate word and role: whether a strong (not weak) name
+	// has it.
 	cands := map[string]map[role]bool{}
-	note := func(s string, k kind, v int) {
+	duals := map[string]bool{}
+	note := func(s string, k kind, v int, weak bool) {
 		key := normalizeKey(s)
-		if key == "" || words[key] != nil {
+		if key == "" {
 			return
 		}
-		if r, _ := utf8.DecodeRuneInString(key); isLatinLike(r) && utf8.RuneCountInString(key) < 3 {
+		if w := words[key]; w != nil {
+			if k == kFiller && w.kind2 == kNone && (w.kind == kUnit || w.kind == kThis || w.kind == kLast || w.kind == kNext) {
+				add(kFiller, 0, key)
+			}
 			return
+		}
+		r, _ := utf8.DecodeRuneInString(key)
+		n := utf8.RuneCountInString(key)
+		switch {
+		case k == kFiller && r >= 0x250 && !isLatinLike(r), k == kFiller && r >= 0x530:
+			// A letter of another script: "թ." (Armenian "year").
+		case k == kFiller || k == kPrePast || k == kPreFuture || k == kAgo || k == kLater:
+			if isLatinLike(r) && n < 2 {
+				return
+			}
+		case weak && k == kMonth:
+			// Short month abbreviations are read only in a complete date,
+			// and not of two letters: "No 5 2024" is a number.
+			if isLatinLike(r) && n < 3 {
+				return
+			}
+		case weak, k == kAMPM:
+			// A weekday abbreviation only in a complete date, a meridiem
+			// marker only with a time ("md", "nh", "ఉ").
+			if isLatinLike(r) && n < 2 {
+				return
+			}
+		default:
+			if isLatinLike(r) && n < 3 {
+				return
+			}
 		}
 		if cands[key] == nil {
 			cands[key] = map[role]bool{}
 		}
-		cands[key][role{k, v}] = true
+		cands[key][role{k, v}] = cands[key][role{k, v}] || !weak
 	}
 	for i := range cldrNames {
 		l := &cldrNames[i]
 		for m, names := range l.months {
 			for _, n := range names {
-				note(n, kMonth, m+1)
+				note(n, kMonth, m+1, false)
+			}
+		}
+		for m, names := range l.shortMonths {
+			for _, n := range names {
+				note(n, kMonth, m+1, true)
 			}
 		}
 		for d, names := range l.weekdays {
 			for _, n := range names {
-				note(n, kWeekday, d)
+				note(n, kWeekday, d, false)
+			}
+		}
+		for d, names := range l.shortWeekdays {
+			for _, n := range names {
+				note(n, kWeekday, d, true)
+			}
+		}
+		for v, names := range l.ampm {
+			for _, n := range names {
+				note(n, kAMPM, v, false)
+			}
+		}
+		for _, n := range l.ago {
+			note(n, kAgo, 0, false)
+		}
+		for _, n := range l.later {
+			note(n, kLater, 0, false)
+		}
+		for _, n := range l.prePast {
+			note(n, kPrePast, 0, false)
+		}
+		for _, n := range l.preFuture {
+			note(n, kPreFuture, 0, false)
+		}
+		for u, names := range l.units {
+			for _, n := range names {
+				note(n, kUnit, uSecond+u, false)
+			}
+		}
+		for u, names := range l.duals {
+			for _, n := range names {
+				note(n, kUnit, uSecond+u, false)
+				duals[normalizeKey(n)] = true
 			}
 		}
 		for _, f := range l.fillers {
-			note(f, kFiller, 0)
+			note(f, kFiller, 0, false)
+		}
+		for _, n := range l.utc {
+			note(n, kZone, 0, false) // zoneTable[0] is UTC
+		}
+		for _, m := range l.monthPrefixes {
+			monthPrefixes[normalizeKey(m)] = true
 		}
 	}
 	for key, roles := range cands {
-		if len(roles) != 1 {
-			continue
+		// A format word of one language may be another's name of
+		// something: the name wins, and the word is a filler too.
+		// A strong name beats weak ones: "md" is a meridiem marker in
+		// Albanian and an abbreviated weekday elsewhere.
+		strongs := 0
+		for _, strong := range roles {
+			if strong {
+				strongs++
+			}
 		}
-		for r := range roles {
+		if strongs > 0 && strongs < len(roles) {
+			for r, strong := range roles {
+				if !strong {
+					delete(roles, r)
+				}
+			}
+		}
+		_, filler := roles[role{kFiller, 0}]
+		if filler && len(roles) == 2 {
+			delete(roles, role{kFiller, 0})
+		} else if len(roles) != 1 {
+			continue
+		} else {
+			filler = false
+		}
+		for r, strong := range roles {
 			add(r.k, r.v, key)
+			if r.k == kUnit || !strong {
+				words[key].weak = true
+			}
+		}
+		if filler {
+			add(kFiller, 0, key)
+		}
+		if w := words[key]; duals[key] && w.kind == kUnit && w.kind2 == kNone {
+			add(kCount, 2, key)
 		}
 	}
 }
+
+// monthPrefixes are the prefixes of languages that write a month as a
+// prefix and its number ("ŋ5", "M5", "o.5" are May in Kɨfɨa, Rombo,
+// Nuasue).
+var monthPrefixes = map[string]bool{}
 
 // tableLanguages are the languages whose dates the tables describe whole
 // (months, weekdays, relative words and their grammar). When every word of
