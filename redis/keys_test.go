@@ -125,3 +125,39 @@ func TestDamagedCounterIsAnError(t *testing.T) {
 		t.Fatalf("fields over a damaged counter = %v, want an error naming it", err)
 	}
 }
+
+// Clear deletes the keys under its own prefix and no other, even when the
+// prefix holds glob characters.
+func TestClearDeletesOnlyItsPrefix(t *testing.T) {
+	ctx := context.Background()
+	base := MustPrefixURL(t)
+	mine := openAt(t, strings.Replace(base, "prefix=", "prefix=%5Bx%5D%2A", 1))
+	other := openAt(t, strings.Replace(base, "prefix=", "prefix=%5Bx%5Dz", 1))
+	for _, m := range []*redis.Monitor{mine, other} {
+		if _, err := m.Queue(ctx, crawlkeeper.QueueRequest{Round: "1", Targets: []string{"a", "b"}, At: time.Unix(1e9, 0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(pattern string) int {
+		keys, err := mine.Client().Keys(ctx, pattern).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(keys)
+	}
+	if count(`\[x\]\**`) == 0 || count(`\[x\]z*`) == 0 {
+		t.Fatal("queueing wrote no keys")
+	}
+	if err := mine.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(`\[x\]\**`); n != 0 {
+		t.Errorf("%d keys left under the cleared prefix", n)
+	}
+	if count(`\[x\]z*`) == 0 {
+		t.Error("Clear deleted another prefix's keys")
+	}
+	if err := other.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -124,6 +124,46 @@ func Open(ctx context.Context, rawURL string, opts crawlkeeper.MonitorOptions) (
 // Client returns the Redis client, for tests that inspect keys.
 func (m *Monitor) Client() *goredis.Client { return m.c }
 
+// Clear deletes every key under the monitor's prefix. The bench clears
+// its scratch prefixes with it; the prefix should name nothing else, as
+// a prefix "a" also matches the keys of a prefix "a:b".
+func (m *Monitor) Clear(ctx context.Context) error {
+	it := m.c.Scan(ctx, 0, escapeGlob(m.prefix)+":*", 1000).Iterator()
+	var batch []string
+	for it.Next(ctx) {
+		batch = append(batch, it.Val())
+		if len(batch) == 1000 {
+			if err := m.c.Unlink(ctx, batch...).Err(); err != nil {
+				return fail("clear", err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fail("clear", err)
+	}
+	if len(batch) > 0 {
+		if err := m.c.Unlink(ctx, batch...).Err(); err != nil {
+			return fail("clear", err)
+		}
+	}
+	return nil
+}
+
+// escapeGlob escapes the characters SCAN's MATCH pattern treats as
+// special.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Close implements crawlkeeper.Monitor.
 func (m *Monitor) Close() error { return m.c.Close() }
 

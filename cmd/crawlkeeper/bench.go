@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -219,7 +220,20 @@ func benchExtras(a *app, scratch string) []bench.Measurement {
 				return nil, nil, err
 			}
 		}
-		m, err := backends.OpenMonitor(ctx, a.monitorURL, st, a.cfg.MonitorOptions())
+		monitorURL := a.monitorURL
+		if monitorURL != "" {
+			// Each measure gets fresh keys of its own, cleared at the end,
+			// beside whatever the server holds.
+			u, err := url.Parse(monitorURL)
+			if err != nil {
+				return nil, nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "--monitor %q: %v", monitorURL, err)
+			}
+			q := u.Query()
+			q.Set("prefix", fmt.Sprintf("crawlkeeper-bench-%s-%d", name, time.Now().UnixNano()))
+			u.RawQuery = q.Encode()
+			monitorURL = u.String()
+		}
+		m, err := backends.OpenMonitor(ctx, monitorURL, st, a.cfg.MonitorOptions())
 		if err != nil {
 			closeSt()
 			return nil, nil, err
