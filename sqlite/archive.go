@@ -57,10 +57,12 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 	// The page comes back as one text value: with the pure-Go driver each
 	// row and column returned costs more than SQLite's own work per index
 	// entry, so packing the page in SQL makes selection several times
-	// faster. The aggregate's own ORDER BY (SQLite 3.44) fixes the order
-	// the rows are packed in, which the cursor relies on: SQL does not
-	// promise that an aggregate sees a subquery's rows in its order.
-	query := `SELECT coalesce(group_concat(id || ',' || version || ',' || last_updated_at, ';' ORDER BY ` + col + `, id), ''), coalesce(max(` + col + `), 0) FROM (` +
+	// faster. SQL does not promise that an aggregate sees a subquery's
+	// rows in its order, so each row carries its rule column and the page
+	// is put in (column, id) order here; an ORDER BY inside group_concat
+	// would say the same but make SQLite sort the page again (a third of
+	// the query's time on a page of 10,000).
+	query := `SELECT coalesce(group_concat(id || ',' || version || ',' || last_updated_at || ',' || ` + col + `, ';'), '') FROM (` +
 		`SELECT id, version, last_updated_at, ` + col + ` FROM active INDEXED BY active_` + col +
 		` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ?)`
 	st, err := s.readStmt(ctx, query)
@@ -68,26 +70,18 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 		return nil, fmt.Errorf("select due (%s): %w", q.Rule, err)
 	}
 	var packed string
-	var last int64
-	if err := st.QueryRowContext(ctx, args...).Scan(&packed, &last); err != nil {
+	if err := st.QueryRowContext(ctx, args...).Scan(&packed); err != nil {
 		return nil, fmt.Errorf("select due (%s): %w", q.Rule, err)
 	}
-	out, err := parseDue(packed)
-	if err != nil {
-		return nil, err
-	}
-	// Only the last row's rule column is returned (the page is ordered by
-	// it, so it is the page's maximum): it is all a cursor needs, and
-	// every value converted to text costs.
-	if len(out) > 0 {
-		out[len(out)-1].At = crawlkeeper.MicrosTime(last)
-	}
-	return out, nil
+	return parseDue(packed)
 }
 
-// parseDue reads the rows packed by SelectDue: "id,version,updated;...".
+// parseDue reads the rows packed by SelectDue, "id,version,updated,at;...",
+// and returns them in (at, id) order. Only the last row's At is set: it
+// is all a cursor needs.
 func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 	out := make([]crawlkeeper.DueRecord, 0, strings.Count(packed, ";")+1)
+	var ats []int64
 	for packed != "" {
 		row := packed
 		if i := strings.IndexByte(packed, ';'); i >= 0 {
@@ -95,7 +89,7 @@ func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 		} else {
 			packed = ""
 		}
-		var f [3]int64
+		var f [4]int64
 		for k := range f {
 			field := row
 			if j := strings.IndexByte(row, ','); j >= 0 {
@@ -110,7 +104,30 @@ func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 			f[k] = n
 		}
 		out = append(out, crawlkeeper.DueRecord{ID: f[0], Version: f[1], LastUpdatedAt: crawlkeeper.MicrosTime(f[2])})
+		ats = append(ats, f[3])
 	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	less := func(i, j int) bool { return ats[i] < ats[j] || ats[i] == ats[j] && out[i].ID < out[j].ID }
+	sorted := true
+	for i := 1; i < len(out) && sorted; i++ {
+		sorted = !less(i, i-1)
+	}
+	if !sorted {
+		// Sort ats and out together through an index permutation.
+		idx := make([]int, len(out))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.Slice(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
+		o2, a2 := make([]crawlkeeper.DueRecord, len(out)), make([]int64, len(out))
+		for k, i := range idx {
+			o2[k], a2[k] = out[i], ats[i]
+		}
+		out, ats = o2, a2
+	}
+	out[len(out)-1].At = crawlkeeper.MicrosTime(ats[len(ats)-1])
 	return out, nil
 }
 

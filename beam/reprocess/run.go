@@ -48,7 +48,10 @@ func Run(ctx context.Context, runner string, p *beam.Pipeline) error {
 		return err
 	case <-ctx.Done():
 	}
-	if err := cancelJob(cli, name, done); err != nil {
+	resume := quiesce()
+	err = cancelJob(cli, name, done)
+	resume()
+	if err != nil {
 		return err
 	}
 	return ctx.Err()
