@@ -26,8 +26,8 @@ type BenchOptions struct {
 	// schema it drops afterwards.
 	Store string
 	// NATS, when set, adds the notification read to the pipeline, and an
-	// idle measurement: with no records to scan, only io/natsio's bundles
-	// run (each waits up to three seconds for messages).
+	// idle measurement: with no records to scan, only the notification
+	// reader's bundles run (each waits up to a second for messages).
 	NATS string
 	// Records is the table's size. Defaults to 20,000.
 	Records int
@@ -231,7 +231,7 @@ func benchBeam(ctx context.Context, o BenchOptions, storeURL string, sinkOutput 
 		return run, nil
 	}
 	// Idle: a job whose only pass is over in its first batches (a period
-	// of a day), so the scan waits and io/natsio polls the empty stream.
+	// of a day), so the scan waits and the reader polls the empty stream.
 	opts.Period = 24 * time.Hour
 	opts.Batch = o.Records
 	opts.Block = int64(o.Records)

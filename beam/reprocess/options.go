@@ -6,7 +6,7 @@
 // reads its blocks in batches, checkpoints itself with the last id it
 // read as the restriction's state, and wraps to the next pass at the end,
 // pacing itself so that a pass meets the period. Its batches are
-// flattened with the notifications read from NATS JetStream (io/natsio),
+// flattened with the notifications read from NATS JetStream (natsread.go),
 // processed by the core's processor chain and written back with the
 // core's version check (pipeline.Engine), so a record that changed while
 // it was processed is read and processed again instead of overwritten.
@@ -55,7 +55,7 @@ type Options struct {
 	Stream, Subject string
 	// ReadStream is the stream the pipeline reads. The core's stream is a
 	// work queue, which admits only consumers with acknowledgements, and
-	// io/natsio reads with an ordered consumer; so the pipeline reads a
+	// the pipeline reads with an ordered consumer; so it reads a
 	// stream that sources the core's one (EnsureReadStream creates it).
 	// Defaults to Stream plus "_BEAM".
 	ReadStream string

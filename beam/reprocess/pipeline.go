@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/natsio"
 	"github.com/nats-io/nats.go/jetstream"
 
 	natsgo "github.com/nats-io/nats.go"
@@ -20,7 +19,7 @@ func Build(s beam.Scope, o Options) {
 	sh := beam.Create(s.Scope("shards"), toAny(shards(o))...)
 	work := []beam.PCollection{beam.ParDo(s.Scope("scan"), &scanFn{Opts: o}, sh)}
 	if o.NATS != "" {
-		msgs := natsio.Read(s, o.NATS, o.ReadStream, o.Subject)
+		msgs := readNotifications(s, o.NATS, o.ReadStream, o.Subject)
 		work = append(work, beam.ParDo(s.Scope("notifications"), &notifyFn{}, msgs))
 	}
 	all := work[0]
@@ -50,9 +49,9 @@ func toAny(sh []Shard) []any {
 //
 // The core's stream keeps each notification until one consumer
 // acknowledges it, and such a work-queue stream refuses the ordered
-// consumers io/natsio reads with. A sourcing stream gets a copy of every
-// notification and keeps it for the core's MaxAge, which io/natsio can
-// read from any sequence.
+// consumers the pipeline reads with (natsread.go). A sourcing stream gets
+// a copy of every notification and keeps it for the core's MaxAge, which
+// the pipeline can read from any sequence.
 func EnsureReadStream(ctx context.Context, o Options) error {
 	o = o.withDefaults()
 	if o.NATS == "" {

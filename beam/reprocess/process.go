@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/natsio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -16,7 +15,7 @@ import (
 )
 
 func init() {
-	register.DoFn2x0[natsio.ConsumerMessage, func(Work)](&notifyFn{})
+	register.DoFn2x0[[]byte, func(Work)](&notifyFn{})
 	register.DoFn3x1[context.Context, Work, func(string, int64), error](&processFn{})
 	register.DoFn2x1[context.Context, Work, error](&writeFn{})
 	register.DoFn3x0[context.Context, string, int64](&countFn{})
@@ -49,11 +48,11 @@ type Work struct {
 // notifyFn turns a notification read from the stream into Work.
 type notifyFn struct{}
 
-func (fn *notifyFn) ProcessElement(m natsio.ConsumerMessage, emit func(Work)) {
+func (fn *notifyFn) ProcessElement(data []byte, emit func(Work)) {
 	var refs []crawlkeeper.RecordRef
-	if err := json.Unmarshal(m.Data, &refs); err != nil {
+	if err := json.Unmarshal(data, &refs); err != nil {
 		// Not ours; the next pass reaches every record anyway.
-		slog.Warn("reprocess: dropping a malformed notification", "subject", m.Subject, "err", err)
+		slog.Warn("reprocess: dropping a malformed notification", "err", err)
 		return
 	}
 	ids := make([]int64, len(refs))

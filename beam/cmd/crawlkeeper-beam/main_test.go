@@ -93,7 +93,7 @@ func TestDataflowDryRun(t *testing.T) {
 	if !strings.Contains(strings.Join(job.Environment.Experiments, ","), "enable_streaming_engine") {
 		t.Errorf("experiments %v lack enable_streaming_engine", job.Environment.Experiments)
 	}
-	for _, name := range []string{"shards", "scan", "natsio.Read", "notifications", "write", "count"} {
+	for _, name := range []string{"shards", "scan", "read", "notifications", "write", "count"} {
 		if !strings.Contains(model, `unique_name:"`+name) && !strings.Contains(model, `unique_name: "`+name) && !strings.Contains(model, `unique_name:  "`+name) {
 			t.Errorf("the pipeline has no transform %q", name)
 		}

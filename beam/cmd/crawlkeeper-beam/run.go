@@ -77,7 +77,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if !dryRun() {
-		// The stream the pipeline reads must exist before io/natsio's
+		// The stream the pipeline reads must exist before its
 		// readers start.
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := reprocess.EnsureReadStream(sctx, o)
