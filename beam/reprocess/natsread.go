@@ -34,11 +34,14 @@ func init() {
 }
 
 // Reader settings: messages per fetch, the longest a fetch waits for the
-// first message, and the pause after a fetch that found none.
+// first message, the pause after a fetch that found none, and how long
+// the server keeps a consumer nobody fetches from (one left by a reader
+// that stopped without deleting it).
 const (
 	readFetch      = 256
 	readFetchWait  = time.Second
 	readIdleResume = time.Second
+	readInactive   = 30 * time.Second
 )
 
 // readNotifications reads the messages of subject on stream at url, each
@@ -55,6 +58,12 @@ type readFn struct {
 
 	nc *natsgo.Conn
 	js jetstream.JetStream
+	// cons is the ordered consumer of this instance's last bundle, kept
+	// while the next bundle starts where it stopped (next): each fetch
+	// replaces its server-side consumer and deletes the previous one, so
+	// a reader keeps one consumer on the server, not one per bundle.
+	cons jetstream.Consumer
+	next int64
 }
 
 func (fn *readFn) Setup() error {
@@ -72,9 +81,24 @@ func (fn *readFn) Setup() error {
 }
 
 func (fn *readFn) Teardown() {
+	fn.dropConsumer()
 	if fn.nc != nil {
 		fn.nc.Close()
 	}
+}
+
+// dropConsumer deletes the instance's consumer from the server, at best:
+// one it fails to delete expires after readInactive.
+func (fn *readFn) dropConsumer() {
+	if fn.cons == nil {
+		return
+	}
+	if info := fn.cons.CachedInfo(); info != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = fn.js.DeleteConsumer(ctx, fn.Stream, info.Name)
+		cancel()
+	}
+	fn.cons, fn.next = nil, 0
 }
 
 // CreateInitialRestriction reads from the stream's first message on.
@@ -122,22 +146,31 @@ func (fn *readFn) ProcessElement(ctx context.Context, _ *sdf.WallTimeWatermarkEs
 	bundlesInFlight.Add(1)
 	defer bundlesInFlight.Add(-1)
 	if quiescing.Load() {
-		return sdf.ResumeProcessingIn(time.Hour), nil
+		return sdf.ResumeProcessingIn(quiescePark), nil
 	}
 	start := rt.GetRestriction().(offsetrange.Restriction).Start
-	cons, err := fn.js.OrderedConsumer(ctx, fn.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{fn.Subject},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    uint64(start),
-	})
-	if err != nil {
-		// The server may be restarting: try again later rather than fail
-		// the bundle, which Prism would turn into a failed job.
-		slog.Warn("reprocess: notifications: create a consumer; trying again", "stream", fn.Stream, "err", err)
-		return sdf.ResumeProcessingIn(readIdleResume), nil
+	if fn.cons == nil || start != fn.next {
+		fn.dropConsumer()
+		cons, err := fn.js.OrderedConsumer(ctx, fn.Stream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{fn.Subject},
+			DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:    uint64(start),
+			// One attempt per fetch: the default retries forever, which
+			// would hold the bundle while the server is away.
+			MaxResetAttempts:  1,
+			InactiveThreshold: readInactive,
+		})
+		if err != nil {
+			// The server may be restarting: try again later rather than
+			// fail the bundle, which Prism would turn into a failed job.
+			slog.Warn("reprocess: notifications: create a consumer; trying again", "stream", fn.Stream, "err", err)
+			return sdf.ResumeProcessingIn(readIdleResume), nil
+		}
+		fn.cons, fn.next = cons, start
 	}
-	batch, err := cons.Fetch(readFetch, jetstream.FetchMaxWait(readFetchWait))
+	batch, err := fn.cons.Fetch(readFetch, jetstream.FetchMaxWait(readFetchWait))
 	if err != nil {
+		fn.dropConsumer()
 		slog.Warn("reprocess: notifications: fetch; trying again", "stream", fn.Stream, "err", err)
 		return sdf.ResumeProcessingIn(readIdleResume), nil
 	}
@@ -145,15 +178,23 @@ func (fn *readFn) ProcessElement(ctx context.Context, _ *sdf.WallTimeWatermarkEs
 	for msg := range batch.Messages() {
 		md, err := msg.Metadata()
 		if err != nil {
-			return nil, fmt.Errorf("reprocess: notification metadata: %w", err)
+			fn.dropConsumer()
+			slog.Warn("reprocess: notifications: message without metadata; reading again from it", "stream", fn.Stream, "err", err)
+			return sdf.ResumeProcessingIn(readIdleResume), nil
 		}
-		if !rt.TryClaim(int64(md.Sequence.Stream)) {
+		seq := int64(md.Sequence.Stream)
+		if !rt.TryClaim(seq) {
+			// Split off: the rest is another restriction's, read by a
+			// consumer of its own.
+			fn.dropConsumer()
 			return sdf.StopProcessing(), nil
 		}
 		emit(mtime.Now(), msg.Data())
+		fn.next = seq + 1
 		n++
 	}
 	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, natsgo.ErrTimeout) {
+		fn.dropConsumer()
 		slog.Warn("reprocess: notifications: fetch ended early", "stream", fn.Stream, "err", err)
 	}
 	if n == 0 {

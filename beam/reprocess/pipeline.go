@@ -31,7 +31,7 @@ func Build(s beam.Scope, o Options) {
 		return
 	}
 	counts := beam.ParDo(s.Scope("write"), &processFn{Opts: o}, all)
-	beam.ParDo0(s.Scope("count"), &countFn{}, beam.Reshuffle(s.Scope("count"), counts))
+	beam.ParDo0(s.Scope("count"), &countFn{}, beam.Reshuffle(s.Scope("reshuffle"), counts))
 }
 
 func toAny(sh []Shard) []any {

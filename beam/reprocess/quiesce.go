@@ -22,9 +22,18 @@ var (
 // quiesceWait bounds how long Run waits for the scan bundles to end
 // before cancelling anyway, and quiesceSettle is the time it leaves a
 // bundle that ended to flush its output and report.
+// A quiesced reader's bundle resumes after quiescePark: long enough for
+// the cancel (cancelJob waits at most a minute), short enough that a
+// job whose cancel failed is not left without readers for long.
+//
+// The flag is the process's: a process runs one in-process job at a time
+// (crawlkeeper-beam, the tests). Write-stage bundles are not quiesced;
+// they are short, and those still running when the cancel comes are the
+// remaining window for the harness's race.
 const (
 	quiesceWait   = 10 * time.Second
 	quiesceSettle = 200 * time.Millisecond
+	quiescePark   = time.Minute
 )
 
 // quiesce makes the process's reader bundles end and waits until none runs,

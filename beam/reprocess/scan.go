@@ -214,7 +214,7 @@ func (fn *scanFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, sh S
 	for {
 		if quiescing.Load() {
 			// The job is being cancelled (see quiesce.go).
-			return sdf.ResumeProcessingIn(time.Hour), nil
+			return sdf.ResumeProcessingIn(quiescePark), nil
 		}
 		r := rt.GetRestriction().(Restriction)
 		if r.After >= r.End {
