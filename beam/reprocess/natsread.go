@@ -143,8 +143,7 @@ func (fn *readFn) CreateWatermarkEstimator() *sdf.WallTimeWatermarkEstimator {
 // messages it claims, then resumes: at once after messages, after a
 // pause when there were none.
 func (fn *readFn) ProcessElement(ctx context.Context, _ *sdf.WallTimeWatermarkEstimator, rt *sdf.LockRTracker, _ []byte, emit func(beam.EventTime, []byte)) (sdf.ProcessContinuation, error) {
-	bundlesInFlight.Add(1)
-	defer bundlesInFlight.Add(-1)
+	defer running()()
 	if quiescing.Load() {
 		return sdf.ResumeProcessingIn(quiescePark), nil
 	}

@@ -49,6 +49,7 @@ type Work struct {
 type notifyFn struct{}
 
 func (fn *notifyFn) ProcessElement(data []byte, emit func(Work)) {
+	defer running()()
 	var refs []crawlkeeper.RecordRef
 	if err := json.Unmarshal(data, &refs); err != nil {
 		// Not ours; the next pass reaches every record anyway.
@@ -175,6 +176,7 @@ func (fn *processFn) Setup(ctx context.Context) error { return fn.h.setup(ctx, f
 func (fn *processFn) Teardown()                       { fn.h.teardown(fn.Opts) }
 
 func (fn *processFn) ProcessElement(ctx context.Context, w Work, emit func(string, int64)) error {
+	defer running()()
 	out, err := fn.h.handle(ctx, w)
 	if err != nil {
 		return err
@@ -194,6 +196,7 @@ func (fn *writeFn) Setup(ctx context.Context) error { return fn.h.setup(ctx, fn.
 func (fn *writeFn) Teardown()                       { fn.h.teardown(fn.Opts) }
 
 func (fn *writeFn) ProcessElement(ctx context.Context, w Work) error {
+	defer running()()
 	_, err := fn.h.handle(ctx, w)
 	return err
 }
@@ -212,5 +215,6 @@ type countFn struct{}
 var totalCount = beam.NewCounter("crawlkeeper", "written")
 
 func (fn *countFn) ProcessElement(ctx context.Context, kind string, n int64) {
+	defer running()()
 	totalCount.Inc(ctx, n)
 }

@@ -209,8 +209,7 @@ func (fn *scanFn) TruncateRestriction(rt *sdf.LockRTracker, _ Shard) Restriction
 func (fn *scanFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, sh Shard, emit func(Work)) (sdf.ProcessContinuation, error) {
 	o := fn.Opts.withDefaults()
 	sliceEnd := fn.now().Add(o.Slice)
-	bundlesInFlight.Add(1)
-	defer bundlesInFlight.Add(-1)
+	defer running()()
 	for {
 		if quiescing.Load() {
 			// The job is being cancelled (see quiesce.go).
