@@ -74,4 +74,4 @@ package canon
 // Version is the version of the rules in this package. Bump it whenever the
 // canonical form of any input changes, so stores whose keys were built
 // under the old rules can tell (crawlkeeper.KeyRulesFingerprint).
-const Version = 1
+const Version = 2

@@ -87,9 +87,25 @@ func Title(s string, fold bool) string {
 	c := folders.Get().(*cases.Caser)
 	s = c.String(s)
 	folders.Put(c)
+	s = strings.Map(foldCherokee, s)
 	// Folding can leave text that is not NFKC (NFKC_Casefold applies
 	// NFKC again for that reason).
 	return Space(norm.NFKC.String(s))
+}
+
+// foldCherokee maps Cherokee small letters to their capitals, which is
+// what Unicode's case folding does (CaseFolding.txt: AB70 → 13A0, 13F8 →
+// 13F0). golang.org/x/text's Fold (v0.43.0) maps them the other way and
+// capitals to small letters too, so its output was not stable: folding a
+// folded title gave another title.
+func foldCherokee(r rune) rune {
+	switch {
+	case r >= 0xAB70 && r <= 0xABBF:
+		return r - 0xAB70 + 0x13A0
+	case r >= 0x13F8 && r <= 0x13FD:
+		return r - 0x13F8 + 0x13F0
+	}
+	return r
 }
 
 // asciiFold is Title for ASCII text: lower-case letters and collapse white

@@ -77,3 +77,22 @@ func FuzzTitle(f *testing.F) {
 		}
 	})
 }
+
+// Cherokee folds to its capitals (Unicode CaseFolding.txt), whichever
+// case a title is written in, and folding a folded title changes nothing.
+func TestTitleFoldsCherokeeToCapitals(t *testing.T) {
+	for _, s := range []string{"\uABAE\uAB83", "\u13DE\u13B3", "\uABAE\u13B3", "\u13F8"} {
+		got := Title(s, true)
+		for _, r := range got {
+			if r >= 0xAB70 && r <= 0xABBF || r >= 0x13F8 && r <= 0x13FD {
+				t.Errorf("Title(%q) = %q keeps the small letter %U", s, got, r)
+			}
+		}
+		if again := Title(got, true); again != got {
+			t.Errorf("Title(%q) = %q, then %q", s, got, again)
+		}
+	}
+	if a, b := Title("\uABAE\uAB83", true), Title("\u13DE\u13B3", true); a != b {
+		t.Errorf("small and capital Cherokee fold apart: %q, %q", a, b)
+	}
+}
