@@ -318,7 +318,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		for _, stmt := range statements(string(body)) {
-			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil && !alreadyApplied(err) {
 				return fmt.Errorf("migrate %s: %w", base, err)
 			}
 		}
@@ -327,6 +327,28 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// alreadyApplied reports whether a migration statement failed because
+// what it creates already exists, or what it drops is already gone.
+// MySQL and MariaDB commit each DDL statement by itself, so a process
+// stopped between the statements of a migration, or before recording it,
+// leaves some of them applied; the next run applies the rest. Each
+// statement is one ALTER, CREATE or DROP, which the server applies whole
+// or not at all.
+func alreadyApplied(err error) bool {
+	var me *driver.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1050, // ER_TABLE_EXISTS_ERROR
+		1060, // ER_DUP_FIELDNAME
+		1061, // ER_DUP_KEYNAME
+		1091: // ER_CANT_DROP_FIELD_OR_KEY
+		return true
+	}
+	return false
 }
 
 // statements splits a migration file into statements: each ends with a

@@ -110,3 +110,34 @@ func TestBadURL(t *testing.T) {
 		}
 	}
 }
+
+// A process stopped in the middle of a migration leaves the statements it
+// ran applied (DDL commits by itself on MySQL and MariaDB) and the
+// migration unrecorded; the next open applies the rest and records it.
+func TestInterruptedMigrationFinishes(t *testing.T) {
+	u := testdb.MySQLURL(t)
+	s := testdb.MustOpen(t, u, mysql.Open)
+	db := s.DB()
+	// As if stopped after migration 015's first statement (on active) and
+	// after 010 had run whole but before either was recorded.
+	for _, q := range []string{
+		`ALTER TABLE archive DROP COLUMN last_round, DROP COLUMN last_target`,
+		`DELETE FROM schema_migrations WHERE version IN (10, 15)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := mysql.Open(context.Background(), u)
+	if err != nil {
+		t.Fatalf("reopen after an interrupted migration: %v", err)
+	}
+	defer again.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM schema_migrations WHERE version IN (10, 15)`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("migrations 10 and 15 recorded %d times (%v), want 2", n, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'archive' AND column_name IN ('last_round', 'last_target')`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("archive has %d of the round and target columns (%v), want 2", n, err)
+	}
+}
