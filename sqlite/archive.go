@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,11 +79,9 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 }
 
 // parseDue reads the rows packed by SelectDue, "id,version,updated,at;...",
-// and returns them in (at, id) order. Only the last row's At is set: it
-// is all a cursor needs.
+// and returns them in (at, id) order, each with its At.
 func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 	out := make([]crawlkeeper.DueRecord, 0, strings.Count(packed, ";")+1)
-	var ats []int64
 	for packed != "" {
 		row := packed
 		if i := strings.IndexByte(packed, ';'); i >= 0 {
@@ -103,31 +103,18 @@ func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 			}
 			f[k] = n
 		}
-		out = append(out, crawlkeeper.DueRecord{ID: f[0], Version: f[1], LastUpdatedAt: crawlkeeper.MicrosTime(f[2])})
-		ats = append(ats, f[3])
+		out = append(out, crawlkeeper.DueRecord{ID: f[0], Version: f[1], LastUpdatedAt: crawlkeeper.MicrosTime(f[2]), At: crawlkeeper.MicrosTime(f[3])})
 	}
-	if len(out) == 0 {
-		return out, nil
-	}
-	less := func(i, j int) bool { return ats[i] < ats[j] || ats[i] == ats[j] && out[i].ID < out[j].ID }
-	sorted := true
-	for i := 1; i < len(out) && sorted; i++ {
-		sorted = !less(i, i-1)
-	}
-	if !sorted {
-		// Sort ats and out together through an index permutation.
-		idx := make([]int, len(out))
-		for i := range idx {
-			idx[i] = i
+	byCursor := func(a, b crawlkeeper.DueRecord) int {
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
 		}
-		sort.Slice(idx, func(a, b int) bool { return less(idx[a], idx[b]) })
-		o2, a2 := make([]crawlkeeper.DueRecord, len(out)), make([]int64, len(out))
-		for k, i := range idx {
-			o2[k], a2[k] = out[i], ats[i]
-		}
-		out, ats = o2, a2
+		return cmp.Compare(a.ID, b.ID)
 	}
-	out[len(out)-1].At = crawlkeeper.MicrosTime(ats[len(ats)-1])
+	// Usually already in order: checking is one pass.
+	if !slices.IsSortedFunc(out, byCursor) {
+		slices.SortFunc(out, byCursor)
+	}
 	return out, nil
 }
 
