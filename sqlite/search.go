@@ -127,15 +127,28 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 		}
 		query += ` ORDER BY t.last_updated_at DESC, t.id DESC LIMIT ?`
 	} else {
+		// The index ranks and sorts the matching ids alone, and only the
+		// page's records are read whole: joining every match's full row
+		// before the sort costs most of a common word's query. The
+		// records table joins the inner query only when a filter needs
+		// its columns.
+		score := `-bm25(` + fts + `)`
 		if c := p.After; c != nil {
-			filter("(f.score < ? OR (f.score = ? AND t.id > ?))", c.Score, c.Score, c.ID)
+			filter("("+score+" < ? OR ("+score+" = ? AND "+fts+".rowid > ?))", c.Score, c.Score, c.ID)
 		}
-		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, f.score FROM (SELECT rowid AS id, -bm25(` + fts + `) AS score FROM ` + fts + ` WHERE ` + fts + ` MATCH ?) f JOIN ` + table + ` t ON t.id = f.id`
+		inner := `SELECT ` + fts + `.rowid AS id, ` + score + ` AS score FROM ` + fts
+		if p.Source != "" || p.Round != "" || p.Target != "" || !p.Since.IsZero() || !p.Until.IsZero() || !p.EventFrom.IsZero() || !p.EventTo.IsZero() {
+			inner += ` JOIN ` + table + ` t ON t.id = ` + fts + `.rowid`
+		}
+		inner += ` WHERE ` + fts + ` MATCH ?`
+		for _, w := range where {
+			inner += " AND " + w
+		}
+		inner += ` ORDER BY score DESC, id LIMIT ?`
 		args = append([]any{match}, args...)
-		if len(where) > 0 {
-			query += " WHERE " + strings.Join(where, " AND ")
-		}
-		query += ` ORDER BY f.score DESC, t.id LIMIT ?`
+		args = append(args, p.Limit+1)
+		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, f.score FROM (` + inner + `) f JOIN ` + table + ` t ON t.id = f.id ORDER BY f.score DESC, t.id`
+		return query, args
 	}
 	args = append(args, p.Limit+1)
 	return query, args

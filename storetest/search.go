@@ -273,6 +273,35 @@ func testSearch(t *testing.T, open func(tb testing.TB) SearchBackend) {
 
 	t.Run("RoundFilters", func(t *testing.T) { testSearchRounds(t, open) })
 
+	t.Run("TiedScoresPage", func(t *testing.T) {
+		// Records whose texts differ only in a word nobody searches for
+		// score alike: pages of relevance order must still hold each of
+		// them once, ties broken by id, with a source filter or without.
+		e := NewEnv(t, open)
+		var items []string
+		for i := 0; i < 9; i++ {
+			src := "tied-a"
+			if i%3 == 0 {
+				src = "tied-b"
+			}
+			m := map[string]any{"title": fmt.Sprintf("harbour notice %c%c", 'a'+i, 'a'+i), "url": fmt.Sprintf("https://tied.test/%d", i), "body": "ferry timetable", "_source": src}
+			b, _ := json.Marshal(m)
+			items = append(items, string(b))
+		}
+		ids := e.Ingest(items...).IDs
+		for _, c := range []struct {
+			source string
+			want   []int64
+		}{{"", ids}, {"tied-b", []int64{ids[0], ids[3], ids[6]}}} {
+			for _, limit := range []int{1, 2, 4} {
+				got := searchAll(t, e.Store, crawlkeeper.SearchQuery{Text: "ferry", Source: c.source, Limit: limit})
+				if fmt.Sprint(got) != fmt.Sprint(sortedIDs(c.want)) {
+					t.Errorf("source %q, pages of %d: %v, want every tied record once in id order %v", c.source, limit, got, sortedIDs(c.want))
+				}
+			}
+		}
+	})
+
 	t.Run("IndexFollowsWrites", func(t *testing.T) {
 		e, ss, ids := searchEnv(t, open)
 		find := func(q string, archived bool) []int64 {
