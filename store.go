@@ -145,6 +145,17 @@ type RecordQuery struct {
 	// Q matches records whose title contains it (case-insensitive for
 	// ASCII letters).
 	Q string
+	// Round keeps records whose last round (Record.LastRound, the round
+	// of their last delivery that carried one) is exactly it; empty means
+	// no filter. Like search's round filter, it finds a record delivered
+	// in rounds 41 and 42 under 42 only. No store indexes the last round
+	// or target (an index would cost every ingest), so a listing filtered
+	// on them reads the records in its order and skips the others: a
+	// round that few records are in costs a read of many to fill a page.
+	Round string
+	// Target keeps records whose last target (Record.LastTarget) is
+	// exactly it; empty means no filter.
+	Target string
 	// Since keeps records with last_updated_at at or after it, when set.
 	Since time.Time
 	Order Order
@@ -152,6 +163,21 @@ type RecordQuery struct {
 	Limit int
 	// Cursor continues a previous page (RecordPage.Next).
 	Cursor string
+}
+
+// Validate checks the filters a store would otherwise answer with an
+// empty page: a round that no delivery can carry (see ValidateRound) or a
+// target longer than any stored one. Errors are EINVALID.
+func (q RecordQuery) Validate() error {
+	if q.Round != "" {
+		if err := ValidateRound(q.Round); err != nil {
+			return Errorf(EINVALID, "records: %s", ErrorMessage(err))
+		}
+	}
+	if len(q.Target) > 1024 {
+		return Errorf(EINVALID, "records: target is %d bytes; targets are at most 1024", len(q.Target))
+	}
+	return nil
 }
 
 // RecordPage is one page of a listing.

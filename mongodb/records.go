@@ -288,6 +288,12 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 	if q.Q != "" {
 		filter = append(filter, bson.E{Key: "title_fold", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(sqlstore.LowerASCII(q.Q))}}})
 	}
+	if q.Round != "" {
+		filter = append(filter, bson.E{Key: "last_round", Value: q.Round})
+	}
+	if q.Target != "" {
+		filter = append(filter, bson.E{Key: "last_target", Value: q.Target})
+	}
 	if !q.Since.IsZero() {
 		filter = append(filter, bson.E{Key: "last_updated_at", Value: bson.D{{Key: "$gte", Value: q.Since.UnixMicro()}}})
 	}

@@ -202,6 +202,12 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 	if q.Q != "" {
 		where = append(where, foldTitle+` LIKE `+arg(enc(sqlstore.LikePattern(q.Q, '\\')))+` ESCAPE '\'`)
 	}
+	if q.Round != "" {
+		where = append(where, "last_round = "+arg(enc(q.Round)))
+	}
+	if q.Target != "" {
+		where = append(where, "last_target = "+arg(enc(q.Target)))
+	}
 	if !q.Since.IsZero() {
 		where = append(where, "last_updated_at >= "+arg(q.Since.UnixMicro()))
 	}

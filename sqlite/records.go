@@ -229,6 +229,14 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		where = append(where, `title LIKE ? ESCAPE '\'`)
 		args = append(args, "%"+likeEscape(q.Q)+"%")
 	}
+	if q.Round != "" {
+		where = append(where, "last_round = ?")
+		args = append(args, q.Round)
+	}
+	if q.Target != "" {
+		where = append(where, "last_target = ?")
+		args = append(args, q.Target)
+	}
 	if !q.Since.IsZero() {
 		where = append(where, "last_updated_at >= ?")
 		args = append(args, q.Since.UnixMicro())

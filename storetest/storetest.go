@@ -104,6 +104,7 @@ func testDurability(t *testing.T, open RecordOpener) {
 func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
 	testArchive(t, open)
 	testMoveListing(t, open)
+	testListRounds(t, open)
 }
 
 // RunScan runs the conformance tests of crawlkeeper.ScanStore.
