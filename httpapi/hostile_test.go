@@ -154,7 +154,7 @@ func TestHostileFilters(t *testing.T) {
 	values := []string{`{"$gt":""}`, `' OR 1=1 --`, `"; DROP TABLE active; --`, `%`, `_`, `\`, `%00`, "\x00", `../../etc/passwd`,
 		strings.Repeat("x", 5000), `$where`, `1e309`, `-1`, `NaN`, "\xff\xfe", `{{.}}`, `<script>`, `*`, `[]`, `null`}
 	for _, v := range values {
-		for _, key := range []string{"q", "source", "since", "cursor", "limit", "archived", "nonsense"} {
+		for _, key := range []string{"q", "source", "round", "target", "since", "cursor", "limit", "archived", "nonsense"} {
 			path := "/api/v1/records?" + key + "=" + url.QueryEscape(v)
 			req, _ := http.NewRequest("GET", f.srv.URL+path, nil)
 			res, err := http.DefaultClient.Do(req)
@@ -183,7 +183,7 @@ func TestHostileFilters(t *testing.T) {
 // FuzzParseRecordQuery feeds arbitrary query strings to the records filter
 // parser: it returns a query or an EINVALID error, never panics.
 func FuzzParseRecordQuery(f *testing.F) {
-	for _, s := range []string{"source=a&q=b", "limit=10&cursor=MTIz", "since=2025-01-01T00:00:00Z", "archived=true", "q=%7B%22%24gt%22%3A%22%22%7D", "limit=-1", "bogus=1"} {
+	for _, s := range []string{"source=a&q=b", "limit=10&cursor=MTIz", "since=2025-01-01T00:00:00Z", "archived=true", "q=%7B%22%24gt%22%3A%22%22%7D", "limit=-1", "bogus=1", "round=7&target=acme", "round=%09"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {

@@ -103,9 +103,11 @@ func (s *Server) getRecords(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// ParseRecordQuery reads the filters of GET /records: source, q, archived,
-// since (RFC 3339), limit (1..1000), cursor; newest last_updated_at first.
-// Every value is treated as data, never as query syntax.
+// ParseRecordQuery reads the filters of GET /records: source, q, round and
+// target (exact, on the round and target of each record's last delivery
+// that carried them), archived, since (RFC 3339), limit (1..1000), cursor;
+// newest last_updated_at first. Every value is treated as data, never as
+// query syntax.
 func ParseRecordQuery(v map[string][]string) (crawlkeeper.RecordQuery, error) {
 	get := func(k string) string {
 		if xs := v[k]; len(xs) > 0 {
@@ -113,12 +115,12 @@ func ParseRecordQuery(v map[string][]string) (crawlkeeper.RecordQuery, error) {
 		}
 		return ""
 	}
-	q := crawlkeeper.RecordQuery{Order: crawlkeeper.OrderNewest, Source: get("source"), Q: get("q"), Cursor: get("cursor"), Limit: 50}
+	q := crawlkeeper.RecordQuery{Order: crawlkeeper.OrderNewest, Source: get("source"), Q: get("q"), Round: get("round"), Target: get("target"), Cursor: get("cursor"), Limit: 50}
 	for k, xs := range v {
 		switch k {
-		case "source", "q", "cursor", "archived", "since", "limit":
+		case "source", "q", "round", "target", "cursor", "archived", "since", "limit":
 		default:
-			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown filter %q: use source, q, archived, since, limit or cursor", k)
+			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "unknown filter %q: use source, q, round, target, archived, since, limit or cursor", k)
 		}
 		if len(xs) > 1 {
 			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "filter %q given %d times; give it once", k, len(xs))
@@ -151,7 +153,7 @@ func ParseRecordQuery(v map[string][]string) (crawlkeeper.RecordQuery, error) {
 	if _, err := crawlkeeper.DecodeCursor(q.Cursor, q.Order); err != nil {
 		return q, err
 	}
-	return q, nil
+	return q, q.Validate()
 }
 
 func pathID(r *http.Request) (int64, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,6 +166,67 @@ not json
 	}
 	if code := f.do("GET", "/api/v1/nothing", "", "", &e); code != 404 || e.Error.Code != "not_found" {
 		t.Fatalf("unknown route: %d %+v", code, e)
+	}
+}
+
+// TestRecordsRoundFilters lists records by the round and target of their
+// last delivery that carried them, as search filters them.
+func TestRecordsRoundFilters(t *testing.T) {
+	f := newFixture(t, nil, nil)
+	ingest := func(params, items string) {
+		t.Helper()
+		if code := f.do("POST", "/api/v1/items?"+params, "", items, nil); code != 200 {
+			t.Fatalf("ingest %s: %d", params, code)
+		}
+	}
+	ingest("source=jobs&round=1&target=acme", `{"title":"job a","url":"https://r.test/jobs/a"}`+"\n"+`{"title":"job b","url":"https://r.test/jobs/b"}`)
+	ingest("source=news&round=1&target=globex", `{"title":"news a","url":"https://r.test/news/a"}`+"\n"+`{"title":"news b","url":"https://r.test/news/b"}`)
+	// Round 2 redelivers one record of each source, from another target
+	// for jobs and without one for news (it keeps globex).
+	f.now = t0.Add(time.Hour)
+	ingest("source=jobs&round=2&target=initech", `{"title":"job a","url":"https://r.test/jobs/a"}`)
+	ingest("source=news&round=2", `{"title":"news a","url":"https://r.test/news/a","changed":true}`)
+	for _, c := range []struct {
+		params string
+		want   []string
+	}{
+		{"round=1", []string{"news b", "job b"}},
+		{"round=2", []string{"news a", "job a"}},
+		{"target=globex", []string{"news a", "news b"}},
+		{"round=2&target=initech", []string{"job a"}},
+		{"round=1&source=jobs", []string{"job b"}},
+		{"round=2&target=globex&source=news", []string{"news a"}},
+		{"round=3", nil},
+		{"target=" + url.QueryEscape(`' OR 1=1 --`), nil},
+		{"round=1&archived=true", nil},
+	} {
+		// Pages of one record: the cursor keeps the filters.
+		var got []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			if pages > 10 {
+				t.Fatalf("%s: pagination does not end", c.params)
+			}
+			var page httpapi.RecordsPage
+			if code := f.do("GET", "/api/v1/records?limit=1&"+c.params+"&cursor="+url.QueryEscape(cursor), "", "", &page); code != 200 {
+				t.Fatalf("%s: %d", c.params, code)
+			}
+			for _, r := range page.Records {
+				got = append(got, r.Title)
+			}
+			if cursor = page.Next; cursor == "" {
+				break
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("records?%s: %q, want %q (newest first)", c.params, got, c.want)
+		}
+	}
+	for _, bad := range []string{"round=%09", "round=" + strings.Repeat("r", 129), "round=1&round=2", "target=a&target=b"} {
+		var e httpapi.ErrorBody
+		if code := f.do("GET", "/api/v1/records?"+bad, "", "", &e); code != http.StatusBadRequest || e.Error.Code != crawlkeeper.EINVALID || e.Error.Message == "" {
+			t.Errorf("GET /records?%.40s: %d %+v, want 400 invalid", bad, code, e)
+		}
 	}
 }
 

@@ -12,10 +12,15 @@ func init() {
 }
 
 func runRecords(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("records", "records [--archived] [--source S] [--q TEXT] [--since TIME] [--newest] [--limit N]")
+	fs := a.newFlags("records", `records [--archived] [--source S] [--q TEXT] [--round R] [--target T] [--since TIME] [--newest] [--limit N]
+
+--round and --target match the round and target of each record's last
+delivery that carried them (_round, _target), exactly, as search's do.`)
 	archived := fs.Bool("archived", false, "list archived records instead of active ones")
 	source := fs.String("source", "", "only records of this `source`")
 	q := fs.String("q", "", "only records whose title contains `text`")
+	round := fs.String("round", "", "only records last delivered in this crawl `round`")
+	target := fs.String("target", "", "only records last delivered for this crawl `target`")
 	since := fs.String("since", "", "only records last updated at or after this RFC 3339 `time`")
 	newest := fs.Bool("newest", false, "newest last_updated_at first (default: by id)")
 	limit := fs.Int("limit", 0, "print at most `N` records (default: all)")
@@ -26,7 +31,10 @@ func runRecords(ctx context.Context, a *app, args []string) error {
 	if len(pos) > 0 {
 		return usagef("records takes no arguments, got %q", pos)
 	}
-	query := crawlkeeper.RecordQuery{Archived: *archived, Source: *source, Q: *q}
+	query := crawlkeeper.RecordQuery{Archived: *archived, Source: *source, Q: *q, Round: *round, Target: *target}
+	if err := query.Validate(); err != nil {
+		return err
+	}
 	if *since != "" {
 		t, err := time.Parse(time.RFC3339Nano, *since)
 		if err != nil {
