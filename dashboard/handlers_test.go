@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -251,8 +252,32 @@ func TestPages(t *testing.T) {
 		mustContain(t, "search in a round the record left", body, `id="no-records"`)
 		_, body, _ = e.get("/records?search=engineer&q=&source=&round=r2", "")
 		mustContain(t, "search in the record's last round", body, fmt.Sprintf(`<tr data-id="%d">`, s.engineerID))
-		if code, _, _ := e.get("/records?q=engineer&round=r2", ""); code != 400 {
-			t.Errorf("a round filter on a listing: %d, want 400", code)
+		// A listing with a round, without words to search: the same
+		// round of each record's last delivery.
+		_, body, _ = e.get("/records?search=&q=&source=&round=r2", "")
+		if n := strings.Count(body, `<tr data-id="`); n != 2 {
+			t.Errorf("active records of round r2: %d rows, want the engineer and the designer", n)
+		}
+		mustContain(t, "round listing", body, fmt.Sprintf(`<tr data-id="%d">`, s.engineerID), `name="round" value="r2"`)
+		_, body, _ = e.get("/records?search=&q=&source=&round=r2&archived=on", "")
+		if n := strings.Count(body, `<tr data-id="`); n != 1 || !strings.Contains(body, fmt.Sprintf(`<tr data-id="%d">`, s.sreID)) {
+			t.Errorf("archived records of round r2: %d rows, want the SRE", n)
+		}
+		_, body, _ = e.get("/records?q=engineer&round=r1", "")
+		mustContain(t, "listing in a round the record left", body, `id="no-records"`)
+		// The pager keeps the round: 11 active records of round r1 in
+		// pages of 10.
+		_, body, _ = e.get("/records?q=&source=&round=r1&limit=10", "")
+		next := regexp.MustCompile(`<a href="([^"]*)" id="next">`).FindStringSubmatch(body)
+		if n := strings.Count(body, `<tr data-id="`); n != 10 || next == nil || !strings.Contains(next[1], "round=r1") {
+			t.Fatalf("round r1, first page: %d rows, next link %q", n, next)
+		}
+		_, body, _ = e.get(html.UnescapeString(next[1]), "")
+		if n := strings.Count(body, `<tr data-id="`); n != 1 {
+			t.Errorf("round r1, second page: %d rows, want 1", n)
+		}
+		if code, _, _ := e.get("/records?round=%09", ""); code != 400 {
+			t.Errorf("a round with a control character: %d, want 400", code)
 		}
 		if code, _, _ := e.get("/records?cursor=bogus", ""); code != 400 {
 			t.Errorf("bad cursor: %d", code)

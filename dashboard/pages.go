@@ -516,7 +516,8 @@ type recordsData struct {
 	// matches instead of Records (see search.go).
 	Search string
 	Hits   []searchHit
-	// Round is the search's round filter; listings have none.
+	// Round is the round filter of the search or the listing (the round
+	// of each record's last delivery that carried one).
 	Round string
 }
 
@@ -526,13 +527,6 @@ func (d *dash) records(w http.ResponseWriter, r *http.Request, v *view) error {
 		return d.searchRecords(w, r, v)
 	}
 	raw.Del("search")
-	// Records do not keep every round they were delivered in, only the
-	// last one, which full-text search filters on; a listing has no round
-	// filter, so a round without words to search is a mistake to report.
-	if raw.Get("round") != "" {
-		return crawlkeeper.Errorf(crawlkeeper.EINVALID, "the round filter applies to full-text search: enter words to search for")
-	}
-	raw.Del("round")
 	// The form sends every field, empty or not; the API's parser treats
 	// an empty filter as none, but "archived" is a checkbox ("on").
 	if raw.Get("archived") == "on" {
@@ -554,12 +548,12 @@ func (d *dash) records(w http.ResponseWriter, r *http.Request, v *view) error {
 	if q.Archived {
 		archived = "true"
 	}
-	data := recordsData{Query: q, Records: page.Records}
+	data := recordsData{Query: q, Records: page.Records, Round: q.Round}
 	if page.Next != "" {
-		data.NextURL = link("/records", "q", q.Q, "source", q.Source, "archived", archived, "cursor", page.Next)
+		data.NextURL = link("/records", "q", q.Q, "source", q.Source, "round", q.Round, "target", q.Target, "archived", archived, "cursor", page.Next)
 	}
 	if q.Cursor != "" {
-		data.FirstURL = link("/records", "q", q.Q, "source", q.Source, "archived", archived)
+		data.FirstURL = link("/records", "q", q.Q, "source", q.Source, "round", q.Round, "target", q.Target, "archived", archived)
 	}
 	v.Title, v.Nav, v.Data = "Records", "records", data
 	d.render(w, "records", v)
