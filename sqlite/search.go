@@ -47,8 +47,9 @@ func ftsMatch(e *crawlkeeper.SearchExpr) string {
 }
 
 // Search implements crawlkeeper.SearchStore. By relevance, the FTS5 index
-// yields the matching ids with their BM25 score and the records are joined
-// by primary key; by newest, the matching ids filter the records table.
+// yields the matching ids with their BM25 score, the page's ids are sorted
+// out of those alone, and only the page's records are joined by primary
+// key; by newest, the matching ids filter the records table.
 // Either way the index does the matching and SQLite's planner never scans
 // the records table (see TestSearchUsesIndex).
 func (s *Store) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlkeeper.SearchPage, error) {
