@@ -14,14 +14,19 @@ import (
 // listRoundItem is a listing item of a source with a round and a target;
 // an empty value leaves the field out.
 func listRoundItem(name, source, body, round, target string) string {
-	m := map[string]any{"title": name + " listed", "url": "https://listrounds.test/" + name, "body": body, "_source": source}
+	return itemWithRound(map[string]any{"title": name + " listed", "url": "https://listrounds.test/" + name, "body": body, "_source": source}, round, target)
+}
+
+// itemWithRound adds _round and _target to item, each unless empty, and
+// returns its JSON.
+func itemWithRound(item map[string]any, round, target string) string {
 	if round != "" {
-		m["_round"] = round
+		item["_round"] = round
 	}
 	if target != "" {
-		m["_target"] = target
+		item["_target"] = target
 	}
-	b, _ := json.Marshal(m)
+	b, _ := json.Marshal(item)
 	return string(b)
 }
 

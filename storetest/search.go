@@ -453,15 +453,7 @@ func testSearch(t *testing.T, open func(tb testing.TB) SearchBackend) {
 // roundItem is a search item with a round and a target; an empty value
 // leaves the metadata key out.
 func roundItem(name, body, round, target string) string {
-	m := map[string]any{"title": name + " concert", "url": "https://rounds.test/" + name, "body": body, "_source": "rounds"}
-	if round != "" {
-		m["_round"] = round
-	}
-	if target != "" {
-		m["_target"] = target
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
+	return itemWithRound(map[string]any{"title": name + " concert", "url": "https://rounds.test/" + name, "body": body, "_source": "rounds"}, round, target)
 }
 
 // testSearchRounds checks the round and target filters: each record is
