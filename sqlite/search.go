@@ -134,11 +134,13 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 		// records table joins the inner query only when a filter needs
 		// its columns.
 		score := `-bm25(` + fts + `)`
+		// Every filter so far is on a records column.
+		joinRecords := len(where) > 0
 		if c := p.After; c != nil {
 			filter("("+score+" < ? OR ("+score+" = ? AND "+fts+".rowid > ?))", c.Score, c.Score, c.ID)
 		}
 		inner := `SELECT ` + fts + `.rowid AS id, ` + score + ` AS score FROM ` + fts
-		if p.Source != "" || p.Round != "" || p.Target != "" || !p.Since.IsZero() || !p.Until.IsZero() || !p.EventFrom.IsZero() || !p.EventTo.IsZero() {
+		if joinRecords {
 			inner += ` JOIN ` + table + ` t ON t.id = ` + fts + `.rowid`
 		}
 		inner += ` WHERE ` + fts + ` MATCH ?`
