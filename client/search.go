@@ -20,7 +20,6 @@ import (
 // Search is not batched or retried: it answers at once, or with an
 // *Error (EINVALID for a bad query or cursor).
 func (c *Client) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlkeeper.SearchPage, error) {
-	base, _, _ := strings.Cut(c.endpoint, "/api/v1/items")
 	v := url.Values{}
 	v.Set("q", q.Text)
 	if q.Source != "" {
@@ -49,9 +48,21 @@ func (c *Client) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlk
 	if q.Cursor != "" {
 		v.Set("cursor", q.Cursor)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/search?"+v.Encode(), nil)
-	if err != nil {
+	var page crawlkeeper.SearchPage
+	if err := c.getJSON(ctx, "/api/v1/search", "search", v, &page); err != nil {
 		return nil, err
+	}
+	return &page, nil
+}
+
+// getJSON sends GET path?v to the server (what names the call in
+// errors) and decodes the 200 answer into out; any other status is an
+// *Error with the server's code and message.
+func (c *Client) getJSON(ctx context.Context, path, what string, v url.Values, out any) error {
+	base, _, _ := strings.Cut(c.endpoint, "/api/v1/items")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path+"?"+v.Encode(), nil)
+	if err != nil {
+		return err
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.opts.Token != "" {
@@ -59,12 +70,12 @@ func (c *Client) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlk
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("crawlkeeper client: search: %w", err)
+		return fmt.Errorf("crawlkeeper client: %s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("crawlkeeper client: read answer: %w", err)
+		return fmt.Errorf("crawlkeeper client: read answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{StatusCode: resp.StatusCode, Code: codeOfStatus(resp.StatusCode), Message: strings.TrimSpace(truncate(b))}
@@ -77,11 +88,10 @@ func (c *Client) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlk
 		if json.Unmarshal(b, &answer) == nil && answer.Error != nil {
 			e.Code, e.Message = answer.Error.Code, answer.Error.Message
 		}
-		return nil, e
+		return e
 	}
-	var page crawlkeeper.SearchPage
-	if err := json.Unmarshal(b, &page); err != nil {
-		return nil, &Error{StatusCode: resp.StatusCode, Code: crawlkeeper.EINTERNAL, Message: fmt.Sprintf("unexpected answer %q", truncate(b))}
+	if err := json.Unmarshal(b, out); err != nil {
+		return &Error{StatusCode: resp.StatusCode, Code: crawlkeeper.EINTERNAL, Message: fmt.Sprintf("unexpected answer %q", truncate(b))}
 	}
-	return &page, nil
+	return nil
 }

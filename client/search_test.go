@@ -2,31 +2,15 @@ package client_test
 
 import (
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/client"
-	"github.com/crawlkeeper/crawlkeeper/httpapi"
-	"github.com/crawlkeeper/crawlkeeper/sqlite"
 )
 
 func TestSearch(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := &crawlkeeper.Config{}
-	api := &httpapi.Server{Store: st, Config: cfg,
-		Ingester: &crawlkeeper.Ingester{Store: st, Config: cfg, Rules: crawlkeeper.NewRules(cfg)},
-		Archiver: &crawlkeeper.Archiver{Store: st, Config: cfg},
-		Tokens:   []crawlkeeper.TokenConfig{{Name: "app", Token: "rw", Scopes: []string{crawlkeeper.ScopeIngest, crawlkeeper.ScopeRead}}, {Name: "crawler", Token: "w", Scopes: []string{crawlkeeper.ScopeIngest}}},
-	}
-	hs := httptest.NewServer(api.Handler())
-	defer hs.Close()
+	hs := apiServer(t, nil)
 	c, err := client.New(client.Options{URL: hs.URL, Token: "rw", Source: "news"})
 	if err != nil {
 		t.Fatal(err)
