@@ -171,13 +171,8 @@ func (q SearchQuery) Plan() (*SearchPlan, error) {
 	if p.Limit > MaxSearchLimit {
 		return nil, Errorf(EINVALID, "search limit %d is too large: use at most %d and page with the cursor", p.Limit, MaxSearchLimit)
 	}
-	if q.Round != "" {
-		if err := ValidateRound(q.Round); err != nil {
-			return nil, Errorf(EINVALID, "search: %s", ErrorMessage(err))
-		}
-	}
-	if len(q.Target) > 1024 {
-		return nil, Errorf(EINVALID, "search: target is %d bytes; targets are at most 1024", len(q.Target))
+	if err := validateRoundFilter("search", q.Round, q.Target); err != nil {
+		return nil, err
 	}
 	if p.Order != SearchRelevance && p.Order != SearchNewest {
 		return nil, Errorf(EINVALID, "unknown search order %d", p.Order)

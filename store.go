@@ -168,14 +168,18 @@ type RecordQuery struct {
 // Validate checks the filters a store would otherwise answer with an
 // empty page: a round that no delivery can carry (see ValidateRound) or a
 // target longer than any stored one. Errors are EINVALID.
-func (q RecordQuery) Validate() error {
-	if q.Round != "" {
-		if err := ValidateRound(q.Round); err != nil {
-			return Errorf(EINVALID, "records: %s", ErrorMessage(err))
+func (q RecordQuery) Validate() error { return validateRoundFilter("records", q.Round, q.Target) }
+
+// validateRoundFilter checks the round and target filters of a listing or
+// a search (what names it in the message).
+func validateRoundFilter(what, round, target string) error {
+	if round != "" {
+		if err := ValidateRound(round); err != nil {
+			return Errorf(EINVALID, "%s: %s", what, ErrorMessage(err))
 		}
 	}
-	if len(q.Target) > 1024 {
-		return Errorf(EINVALID, "records: target is %d bytes; targets are at most 1024", len(q.Target))
+	if len(target) > 1024 {
+		return Errorf(EINVALID, "%s: target is %d bytes; targets are at most 1024", what, len(target))
 	}
 	return nil
 }
