@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/crawlkeeper/crawlkeeper/canon"
 )
@@ -132,32 +133,54 @@ type KeyRulesBackend interface {
 	StateStore
 }
 
-// KeyRulesGuard checks, once per source and process, that a store's keys
-// were built under the current key rules. On a source's first ingest into
-// a store it records the fingerprint; when the store holds records of the
-// source keyed under another fingerprint, or records from before
-// fingerprints were recorded, it warns: a re-crawl of an existing page
-// would then become a second record until rekey rebuilds the keys. It
-// never stops an ingest. It is safe for concurrent use.
+// KeyRulesGuard checks that a store's keys were built under the current
+// key rules, for each source as it is ingested, again at most every
+// Every. On a source's first ingest into a store it records the
+// fingerprint; when the store's records of the source were keyed under
+// another fingerprint, or before fingerprints were recorded and under
+// other rules, it warns: a re-crawl of an existing page would then become
+// a second record until rekey rebuilds the keys. Checking again while a
+// process runs is what makes a change of rules safe (docs/KEYS.md): a
+// process still ingesting under the old rules after a rekey recorded the
+// new fingerprint warns within Every. It never stops an ingest. It is safe
+// for concurrent use.
 type KeyRulesGuard struct {
 	Store  KeyRulesBackend
 	Config *Config
 	// Warn receives each warning; nil drops them.
 	Warn func(source, message string)
+	// Every is how long a source's check holds before an ingest checks it
+	// again (a warning repeats as often). Defaults to one minute.
+	Every time.Duration
+	// Now is the guard's clock. Defaults to time.Now.
+	Now func() time.Time
 
 	mu      sync.Mutex
-	checked map[string]bool
+	checked map[string]time.Time
 }
 
-// Check checks source unless it was checked before.
+// keyRulesSample is how many records of a source without a recorded
+// fingerprint the guard re-keys to tell whether they were built under the
+// current rules.
+const keyRulesSample = 100
+
+// Check checks source unless it was checked less than Every ago.
 func (g *KeyRulesGuard) Check(ctx context.Context, source string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.checked[source] {
+	now := time.Now()
+	if g.Now != nil {
+		now = g.Now()
+	}
+	every := g.Every
+	if every <= 0 {
+		every = time.Minute
+	}
+	if at, ok := g.checked[source]; ok && now.Sub(at) < every && !now.Before(at) {
 		return
 	}
 	if g.checked == nil {
-		g.checked = map[string]bool{}
+		g.checked = map[string]time.Time{}
 	}
 	msg, err := g.check(ctx, source)
 	if err != nil {
@@ -166,7 +189,7 @@ func (g *KeyRulesGuard) Check(ctx context.Context, source string) {
 		}
 		msg = fmt.Sprintf("source %q: could not check the key rules the store's keys were built under: %v", source, err)
 	}
-	g.checked[source] = true
+	g.checked[source] = now
 	if msg != "" && g.Warn != nil {
 		g.Warn(source, msg)
 	}
@@ -201,29 +224,55 @@ func (g *KeyRulesGuard) check(ctx context.Context, source string) (string, error
 	case have != "":
 		return fmt.Sprintf("source %q: the store's keys were built under other key rules (fingerprint %s, now %s), so a re-crawl of an existing page may become a second record; %s", source, have, want, rekey), nil
 	}
-	exists, err := g.hasRecords(ctx, source)
+	// No fingerprint: a source new to the store, or records from before
+	// fingerprints were recorded. Those are re-keyed from a sample: keys
+	// that the current rules build again were built under them.
+	p, err := g.config().Policy(source)
 	if err != nil {
 		return "", err
 	}
-	if exists {
-		return fmt.Sprintf("source %q: the store's keys were built before key rules were recorded (without canonical URLs and title folding), so a re-crawl of an existing page may become a second record; %s", source, rekey), nil
+	sampled, differ, err := g.sampleKeys(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	if differ > 0 {
+		return fmt.Sprintf("source %q: %d of %d sampled records have keys built before key rules were recorded, under other rules (without canonical URLs and title folding), so a re-crawl of an existing page may become a second record; %s", source, differ, sampled, rekey), nil
 	}
 	return "", RecordKeyRules(ctx, g.Store, source, want)
 }
 
-// hasRecords reports whether the store holds a record of source, active or
-// archived.
-func (g *KeyRulesGuard) hasRecords(ctx context.Context, source string) (bool, error) {
+func (g *KeyRulesGuard) config() *Config {
+	if g.Config == nil {
+		return &Config{}
+	}
+	return g.Config
+}
+
+// sampleKeys re-keys up to keyRulesSample of the most recently delivered
+// records of p's source (active, then archived) under p and counts those
+// whose stored key differs. Records whose items cannot be read keep their
+// keys and are not counted.
+func (g *KeyRulesGuard) sampleKeys(ctx context.Context, p *SourcePolicy) (sampled, differ int, err error) {
 	for _, archived := range []bool{false, true} {
-		page, err := g.Store.List(ctx, RecordQuery{Source: source, Archived: archived, Limit: 1})
-		if err != nil {
-			return false, err
+		if sampled >= keyRulesSample {
+			break
 		}
-		if len(page.Records) > 0 {
-			return true, nil
+		page, err := g.Store.List(ctx, RecordQuery{Source: p.Source, ExactSource: true, Archived: archived, Order: OrderNewest, Limit: keyRulesSample - sampled})
+		if err != nil {
+			return sampled, differ, err
+		}
+		for _, r := range page.Records {
+			key, _, err := RecomputeKey(p, r.Item)
+			if err != nil {
+				continue
+			}
+			sampled++
+			if key != r.Key {
+				differ++
+			}
 		}
 	}
-	return false, nil
+	return sampled, differ, nil
 }
 
 // quoteArg quotes a source name for a shell command line when it needs it.

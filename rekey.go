@@ -63,6 +63,9 @@ type MergeSource struct {
 	State    RecordState `json:"state"`
 	Archived bool        `json:"archived"`
 	Key      string      `json:"key"`
+	// Source is the record's source: every record of a group has the
+	// survivor's (see RekeyMerge.Validate).
+	Source string `json:"source"`
 }
 
 // RekeyMerge is one merge of records whose keys collide.
@@ -79,6 +82,21 @@ type RekeyMerge struct {
 	History []HistoryEntry
 	// At is when the merge was decided, for the journal.
 	At time.Time
+}
+
+// Validate checks that the merge stays within one source: a key belongs to
+// its source, so records of two sources (the empty name and names that
+// differ only in case or white space included) are never one record.
+// Stores refuse a merge that fails it with EINVALID, before writing
+// anything.
+func (m *RekeyMerge) Validate() error {
+	for _, f := range m.From {
+		if f.Source != m.Survivor.Source {
+			return Errorf(EINVALID, "merge into record %d: record %d is of source %q, the survivor of %q; a merge never crosses sources",
+				m.Survivor.ID, f.State.ID, f.Source, m.Survivor.Source)
+		}
+	}
+	return nil
 }
 
 // Deleted returns the ids of the group that the merge deletes.
@@ -208,7 +226,7 @@ func PlanRekeyMerge(recs []*Record, hist map[int64][]HistoryEntry, key string, p
 		} else {
 			active = true
 		}
-		m.From = append(m.From, MergeSource{State: StateOf(r), Archived: r.Archived(), Key: r.Key})
+		m.From = append(m.From, MergeSource{State: StateOf(r), Archived: r.Archived(), Key: r.Key, Source: r.Source})
 		for _, h := range hist[r.ID] {
 			if h.Version >= r.Version {
 				continue // an entry a crashed change left behind (MongoDB)
@@ -260,9 +278,9 @@ type RekeyBackend interface {
 type Rekeyer struct {
 	Store  RekeyBackend
 	Config *Config
-	// Source limits the run to one source; empty runs every source that
-	// has records.
-	Source string
+	// Sources limits the run to these sources (the empty string is the
+	// empty source name); nil runs every source that has records.
+	Sources []string
 	// DryRun reports what would be re-keyed and merged, writing nothing.
 	DryRun bool
 	// PageSize is how many records are read and re-keyed at once.
@@ -310,10 +328,12 @@ func (k *Rekeyer) Run(ctx context.Context) (*RekeyReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.Source != "" {
-		rep.Sources = []string{k.Source}
-		if ss := st.Sources[k.Source]; ss != nil {
-			rep.Total = ss.Active + ss.Archived
+	if k.Sources != nil {
+		rep.Sources = slices.Compact(slices.Sorted(slices.Values(k.Sources)))
+		for _, src := range rep.Sources {
+			if ss := st.Sources[src]; ss != nil {
+				rep.Total += ss.Active + ss.Archived
+			}
 		}
 	} else {
 		rep.Sources = slices.Sorted(maps.Keys(st.Sources))
@@ -406,7 +426,7 @@ func (r *rekeyRun) source(p *SourcePolicy, archived bool) error {
 	r.p = p
 	cursor := ""
 	for {
-		page, err := r.k.Store.List(r.ctx, RecordQuery{Archived: archived, Source: p.Source, Order: OrderID, Limit: r.pageSize(), Cursor: cursor})
+		page, err := r.k.Store.List(r.ctx, RecordQuery{Archived: archived, Source: p.Source, ExactSource: true, Order: OrderID, Limit: r.pageSize(), Cursor: cursor})
 		if err != nil {
 			return err
 		}
@@ -438,6 +458,12 @@ var errKeyCycle = errors.New("rekey: records swap keys under the new rules")
 // record re-keys one record. depth counts the records whose keys had to
 // move first (a chain of records each taking the next one's old key).
 func (r *rekeyRun) record(rec *Record, depth int) error {
+	if rec.Source != r.p.Source {
+		// Listings are by exact source, so this is a store that answered
+		// with another source's record: leave it alone rather than key it
+		// under rules that are not its own.
+		return fmt.Errorf("rekey of source %q: the store listed record %d of source %q", r.p.Source, rec.ID, rec.Source)
+	}
 	if r.dry != nil && (r.dry.gone[rec.ID] || r.dry.moved[rec.ID] != "") {
 		return nil
 	}
@@ -497,6 +523,10 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 		return err
 	case holder.ID == rec.ID:
 		return nil
+	case holder.Source != rec.Source:
+		// Keys hash their source in, so only a store that broke that
+		// rule can get here; a merge never crosses sources.
+		return fmt.Errorf("rekey: record %d of source %q holds key %s, the new key of record %d of source %q", holder.ID, holder.Source, key, rec.ID, rec.Source)
 	case r.pendingIDs[holder.ID]:
 		// The holder is in a merge not written yet: write it and look
 		// again.
@@ -506,7 +536,7 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 		r.touched[rec.ID] = true
 		return r.record(rec, depth+1)
 	}
-	hk, _, err := RecomputeKey(r.policyOf(holder), holder.Item)
+	hk, _, err := RecomputeKey(r.p, holder.Item)
 	if err == nil && hk != key {
 		// The holder's key moves too: move it first, then look again.
 		if err := r.flush(); err != nil {
@@ -526,19 +556,6 @@ func (r *rekeyRun) record(rec *Record, depth int) error {
 		return r.record(rec, depth+1)
 	}
 	return r.merge(rec, holder, key, parts)
-}
-
-// policyOf returns the policy of a record's source (keys are scoped by
-// source, so a holder is of the same source but for a hash collision).
-func (r *rekeyRun) policyOf(rec *Record) *SourcePolicy {
-	if rec.Source == r.p.Source {
-		return r.p
-	}
-	p, err := r.k.config().Policy(rec.Source)
-	if err != nil {
-		return r.p
-	}
-	return p
 }
 
 // merge plans the merge of rec into the record holding its new key; the
@@ -617,8 +634,10 @@ func (r *rekeyRun) dryRecord(rec *Record, key string, parts []string, depth int)
 		case err != nil:
 			return err
 		case holder.ID == rec.ID || r.dry.gone[holder.ID] || r.dry.moved[holder.ID] != "":
+		case holder.Source != rec.Source:
+			return fmt.Errorf("rekey: record %d of source %q holds key %s, the new key of record %d of source %q", holder.ID, holder.Source, key, rec.ID, rec.Source)
 		default:
-			hk, hparts, err := RecomputeKey(r.policyOf(holder), holder.Item)
+			hk, hparts, err := RecomputeKey(r.p, holder.Item)
 			if err == nil && hk != key {
 				if depth > 16 {
 					return fmt.Errorf("%w (record %d and %d)", errKeyCycle, rec.ID, holder.ID)

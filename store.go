@@ -140,8 +140,15 @@ const (
 type RecordQuery struct {
 	// Archived lists the archive instead of the active records.
 	Archived bool
-	// Source limits the listing to one source when set.
+	// Source limits the listing to one source when set (or when
+	// ExactSource is).
 	Source string
+	// ExactSource makes Source a filter even when it is empty: the
+	// records of the empty source name, not of every source. Code that
+	// works on one source (rekey, the key-rules guard) sets it, because a
+	// key belongs to its source and the empty name is a source like any
+	// other.
+	ExactSource bool
 	// Q matches records whose title contains it (case-insensitive for
 	// ASCII letters).
 	Q string
@@ -164,6 +171,10 @@ type RecordQuery struct {
 	// Cursor continues a previous page (RecordPage.Next).
 	Cursor string
 }
+
+// FiltersSource reports whether the listing keeps only the records of
+// q.Source.
+func (q RecordQuery) FiltersSource() bool { return q.Source != "" || q.ExactSource }
 
 // Validate checks the filters a store would otherwise answer with an
 // empty page: a round that no delivery can carry (see ValidateRound) or a

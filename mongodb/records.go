@@ -282,7 +282,7 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		c = s.archive
 	}
 	filter := bson.D{}
-	if q.Source != "" {
+	if q.FiltersSource() {
 		filter = append(filter, bson.E{Key: "source", Value: q.Source})
 	}
 	if q.Q != "" {

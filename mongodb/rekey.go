@@ -231,6 +231,11 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 	if len(ms) == 0 {
 		return applied, nil
 	}
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.repairRekeys(ctx); err != nil {
 		return nil, err
 	}

@@ -215,7 +215,7 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 	}
 	var where []string
 	var args []any
-	if q.Source != "" {
+	if q.FiltersSource() {
 		where = append(where, "source = ?")
 		args = append(args, q.Source)
 	}

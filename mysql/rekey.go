@@ -114,6 +114,11 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 	if len(ms) == 0 {
 		return applied, nil
 	}
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	err := s.inTx(ctx, "merge", func(tx *sql.Tx) error {
 		var oldKeys, newKeys []string
 		var ids []int64

@@ -196,7 +196,7 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	if q.Source != "" {
+	if q.FiltersSource() {
 		where = append(where, "source = "+arg(enc(q.Source)))
 	}
 	if q.Q != "" {

@@ -101,6 +101,11 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 	if len(ms) == 0 {
 		return applied, nil
 	}
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	err := s.inTx(ctx, "merge", func(tx pgx.Tx) error {
 		var oldKeys, newKeys []string
 		var ids []int64

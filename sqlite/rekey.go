@@ -77,6 +77,11 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 	if len(ms) == 0 {
 		return applied, nil
 	}
+	for _, m := range ms {
+		if err := m.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	tx, err := s.beginWrite(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("merge: begin: %w", err)

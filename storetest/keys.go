@@ -173,11 +173,21 @@ func RunKeyRules(t *testing.T, open func(tb testing.TB) crawlkeeper.KeyRulesBack
 	}
 
 	// Records written without a recorded fingerprint (a store from before
-	// key rules were recorded) are reported too.
+	// key rules were recorded) under other rules are reported too.
 	warnings = nil
 	e.Now = T0
-	old := e.Prepare(`{"_source":"legacy","title":"Old","url":"https://g.example/old"}`)
-	if _, err := e.Store.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{old}, Now: T0}); err != nil {
+	asSent, err := config.Parse([]byte("defaults:\n  key_rules:\n    url: {canonical: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := (&crawlkeeper.Preparer{Config: asSent}).Prepare([]byte(`{"_source":"legacy","title":"Old","url":"https://g.example/old/?utm_source=x"}`), 1, crawlkeeper.Meta{}, T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Records from before fingerprints whose keys the current rules build
+	// again were built under them: their fingerprint is recorded, silently.
+	same := e.Prepare(`{"_source":"compatible","title":"Same","url":"https://g.example/same"}`)
+	if _, err := e.Store.Ingest(ctx, &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{old, same}, Now: T0}); err != nil {
 		t.Fatal(err)
 	}
 	guard := &crawlkeeper.KeyRulesGuard{Store: e.Store, Config: cfg, Warn: warn}
@@ -189,6 +199,45 @@ func RunKeyRules(t *testing.T, open func(tb testing.TB) crawlkeeper.KeyRulesBack
 	}
 	if have, _ := crawlkeeper.StoredKeyRules(ctx, e.Store, "legacy"); have != "" {
 		t.Fatalf("a fingerprint %q was recorded for keys built under unknown rules", have)
+	}
+	if fp, _ := crawlkeeper.KeyRulesFingerprint(cfg, "compatible"); mustStored(t, e.Store, "compatible") != fp {
+		t.Fatalf("records keyed under the current rules: stored fingerprint %q, want %q", mustStored(t, e.Store, "compatible"), fp)
+	}
+
+	// The empty source name is a source of its own: its first ingest into
+	// a store holding other sources' records says nothing.
+	warnings = nil
+	ingest(cfg, "", 1)
+	if len(warnings) != 0 {
+		t.Fatalf("warnings for the first records of the empty source: %q", warnings)
+	}
+	if fp, _ := crawlkeeper.KeyRulesFingerprint(cfg, ""); mustStored(t, e.Store, "") != fp {
+		t.Fatalf("the empty source's fingerprint is %q, want %q", mustStored(t, e.Store, ""), fp)
+	}
+
+	// A running process checks again: when another process records other
+	// rules (a rekey after a rule change), it warns within Every, not
+	// before.
+	warnings = nil
+	now := T0
+	running := &crawlkeeper.KeyRulesGuard{Store: e.Store, Config: cfg, Warn: warn, Every: time.Minute, Now: func() time.Time { return now }}
+	running.Check(ctx, "compatible")
+	fpChanged := "k2-0123456789abcdef" // another process's rules
+	if err := crawlkeeper.RecordKeyRules(ctx, e.Store, "compatible", fpChanged); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(30 * time.Second)
+	running.Check(ctx, "compatible")
+	if len(warnings) != 0 {
+		t.Fatalf("warned before Every passed: %q", warnings)
+	}
+	now = now.Add(31 * time.Second)
+	running.Check(ctx, "compatible")
+	if len(warnings) != 1 || !strings.Contains(warnings[0], fpChanged) {
+		t.Fatalf("a running process did not notice other recorded rules: %q", warnings)
+	}
+	if fp, _ := crawlkeeper.KeyRulesFingerprint(cfg, "compatible"); crawlkeeper.RecordKeyRules(ctx, e.Store, "compatible", fp) != nil {
+		t.Fatal("record the fingerprint back")
 	}
 
 	// Once rekey records the current fingerprint, nothing is said.
@@ -203,4 +252,13 @@ func RunKeyRules(t *testing.T, open func(tb testing.TB) crawlkeeper.KeyRulesBack
 	if len(warnings) != 0 {
 		t.Fatalf("warnings after the fingerprint was recorded: %q", warnings)
 	}
+}
+
+func mustStored(t *testing.T, st crawlkeeper.StateStore, source string) string {
+	t.Helper()
+	fp, err := crawlkeeper.StoredKeyRules(context.Background(), st, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
 }

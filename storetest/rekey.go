@@ -53,6 +53,7 @@ func RunRekey(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	t.Run("Archive", func(t *testing.T) { testRekeyArchive(t, open) })
 	t.Run("Chain", func(t *testing.T) { testRekeyChain(t, open) })
 	t.Run("Conditions", func(t *testing.T) { testRekeyConditions(t, open) })
+	t.Run("Sources", func(t *testing.T) { testRekeySources(t, open) })
 }
 
 // rekeyEnv is a store with records keyed under oldKeyRules.
@@ -456,4 +457,89 @@ func testDeliveries(t *testing.T, open RecordOpener) {
 	if st.Active != 3 {
 		t.Fatalf("%d records, want 3", st.Active)
 	}
+}
+
+// rekeySources are source names that are each a source of their own: the
+// empty name, and names that differ only in letter case or white space.
+var rekeySources = []string{"", "s1", "S1", " s1", "s1 "}
+
+// testRekeySources checks that a merge never crosses sources: the same
+// pair of deliveries under each of rekeySources is merged within its
+// source only, whether the run covers every source or one of them (the
+// empty name included), and a merge built across sources is refused.
+func testRekeySources(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	ctx := context.Background()
+	ids := map[string][2]int64{}
+	for i, src := range rekeySources {
+		at := T0.Add(time.Duration(i) * time.Minute)
+		a := e.deliver(at, src, "Open Day", "https://uni.example/open-day?utm_source=x")
+		b := e.deliver(at.Add(time.Hour), src, "Open Day", "https://uni.example/open-day")
+		ids[src] = [2]int64{a, b}
+	}
+	count := func(src string) int {
+		t.Helper()
+		page, err := e.Store.List(ctx, crawlkeeper.RecordQuery{Source: src, ExactSource: true, Limit: 100})
+		ok(t, err)
+		for _, r := range page.Records {
+			if r.Source != src {
+				t.Fatalf("listing source %q returned record %d of source %q", src, r.ID, r.Source)
+			}
+		}
+		return len(page.Records)
+	}
+	for _, src := range rekeySources {
+		if n := count(src); n != 2 {
+			t.Fatalf("source %q lists %d records, want 2", src, n)
+		}
+	}
+
+	// A merge built across sources is refused before anything is written.
+	a, b := e.MustGet(ids[""][0]), e.MustGet(ids["s1"][1])
+	cross := crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{a, b}, nil, a.Key, a.KeyParts, T0)
+	if _, err := e.Store.MergeRecords(ctx, []*crawlkeeper.RekeyMerge{cross}); crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
+		t.Fatalf("a merge across sources: %v, want %s", err, crawlkeeper.EINVALID)
+	}
+	e.MustGet(a.ID)
+	e.MustGet(b.ID)
+
+	run := func(dry bool, sources []string) *crawlkeeper.RekeyReport {
+		t.Helper()
+		k := &crawlkeeper.Rekeyer{Store: e.Store, Config: e.cur, Sources: sources, DryRun: dry, PageSize: 3, Now: func() time.Time { return T0.Add(1000 * time.Hour) }}
+		rep, err := k.Run(ctx)
+		ok(t, err)
+		return rep
+	}
+	if rep := run(true, nil); rep.Scanned != int64(2*len(rekeySources)) || rep.Merges != int64(len(rekeySources)) || len(rep.Sources) != len(rekeySources) {
+		t.Fatalf("dry run over every source: %+v, want %d records scanned and %d merges", rep, 2*len(rekeySources), len(rekeySources))
+	}
+	if rep := run(true, []string{""}); rep.Scanned != 2 || rep.Merges != 1 {
+		t.Fatalf("dry run of the empty source: %+v, want 2 records scanned and 1 merge", rep)
+	}
+	if rep := run(false, []string{""}); rep.Scanned != 2 || rep.Merges != 1 || rep.Merged != 1 {
+		t.Fatalf("rekey of the empty source: %+v, want 1 merge of its 2 records", rep)
+	}
+	for _, src := range rekeySources {
+		want := 2
+		if src == "" {
+			want = 1
+		}
+		if n := count(src); n != want {
+			t.Fatalf("after rekey of the empty source, source %q has %d records, want %d", src, n, want)
+		}
+	}
+	if rep := run(false, nil); rep.Merges != int64(len(rekeySources)-1) {
+		t.Fatalf("rekey of every source: %+v, want %d merges", rep, len(rekeySources)-1)
+	}
+	for _, src := range rekeySources {
+		if n := count(src); n != 1 {
+			t.Fatalf("after rekey, source %q has %d records, want 1", src, n)
+		}
+		r := e.MustGet(ids[src][0])
+		if r.Source != src || len(e.history(r.ID)) != 1 {
+			t.Fatalf("survivor %d of source %q: source %q, %d history entries", r.ID, src, r.Source, len(e.history(r.ID)))
+		}
+		e.gone(ids[src][1])
+	}
+	e.MustCheck()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -37,7 +38,15 @@ func runRekey(ctx context.Context, a *app, args []string) error {
 	defer st.Close()
 	var merges []crawlkeeper.MergeJournalEntry
 	nMerges := 0
-	k := &crawlkeeper.Rekeyer{Store: st, Config: a.cfg, Source: *source, DryRun: *dry, PageSize: *page, Now: a.now,
+	// --source '' is the empty source name, not every source: a key
+	// belongs to its source, whatever its name.
+	var sources []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "source" {
+			sources = []string{*source}
+		}
+	})
+	k := &crawlkeeper.Rekeyer{Store: st, Config: a.cfg, Sources: sources, DryRun: *dry, PageSize: *page, Now: a.now,
 		OnMerge: func(e crawlkeeper.MergeJournalEntry) {
 			nMerges++
 			if len(merges) < *samples {

@@ -195,3 +195,36 @@ func TestStatsDeliveries(t *testing.T) {
 		t.Fatalf("stats:\n%s", out)
 	}
 }
+
+// TestRekeyEmptySource follows a newcomer's first use: one item under a
+// source, the same item without one. Nothing warns, the dry run counts the
+// two records once each, and rekey of the empty source name
+// merges nothing across sources.
+func TestRekeyEmptySource(t *testing.T) {
+	c := newCLI(t)
+	item := `{"title":"Hello","url":"https://a.example/x"}`
+	c.ok(item, "ingest", "--source", "s1", "--now", "2025-01-01T00:00:00Z", "-")
+	if _, errs, _ := c.run(item, "ingest", "--now", "2025-01-01T00:01:00Z", "-"); strings.Contains(errs, "rekey") {
+		t.Fatalf("ingest into a new store warned about key rules: %q", errs)
+	}
+	if out := c.ok("", "rekey", "--dry-run"); !strings.HasPrefix(out, "2 records in 2 sources") || !strings.Contains(out, "would merge 0 records") {
+		t.Fatalf("dry run over every source:\n%s", out)
+	}
+	for _, args := range [][]string{{"rekey", "--source", "", "--dry-run"}, {"rekey", "--source", ""}, {"rekey"}} {
+		out := c.ok("", args...)
+		if !strings.Contains(out, "merge") || strings.Contains(out, "merged 1") || strings.Contains(out, "would merge 1") {
+			t.Fatalf("%v:\n%s", args, out)
+		}
+		if len(args) > 1 && !strings.HasPrefix(out, `1 record in source ""`) {
+			t.Fatalf("%v covered more than the empty source:\n%s", args, out)
+		}
+	}
+	st := decodeLines(t, c.ok("", "stats", "--json"))[0]
+	sources, _ := st["sources"].(map[string]any)
+	for _, name := range []string{"", "s1"} {
+		ss, _ := sources[name].(map[string]any)
+		if ss == nil || ss["active"] != float64(1) {
+			t.Fatalf("source %q after rekey: %v (stats %v)", name, ss, st)
+		}
+	}
+}
