@@ -31,19 +31,23 @@ const (
 // left for the next run, and rerunning after a crash converges.
 type RekeyStore interface {
 	// RewriteKeys gives each record its new key and key parts, only while
-	// it is in the table (active or archive) and state of the change, in
-	// one transaction where the engine has them. It returns the ids
-	// rewritten. A new key held by another record fails the call with
-	// ECONFLICT; where there is a transaction nothing is written, otherwise
-	// the changes before the conflicting one may be.
+	// it is in the table (active or archive) and state of the change and
+	// no other record holds the new key, in one transaction where the
+	// engine has them. It returns the ids rewritten; a change left out
+	// (its record changed, or a delivery under the new rules created a
+	// record with the new key since the decision) is decided again by the
+	// next run.
 	RewriteKeys(ctx context.Context, changes []KeyChange) ([]int64, error)
 	// MergeRecords applies merges (PlanRekeyMerge) of disjoint groups:
 	// for each, the survivor is written in its final state to the table
 	// its ArchivedAt names, the other records and every history entry of
 	// the group are replaced by the merged history, and the merge is
 	// journaled (RekeyJournal), all only while every record of the group
-	// is still in the state of m.From. It reports, per merge, whether it
-	// was applied (a merge whose group changed writes nothing). Where the
+	// is still in the state of m.From and no record outside the group
+	// holds the survivor's key. It reports, per merge, whether it was
+	// applied (a merge whose group changed, or whose key a delivery took
+	// meanwhile, writes nothing). A merge across sources is refused with
+	// EINVALID before anything is written (RekeyMerge.Validate). Where the
 	// engine has transactions all merges are one transaction; otherwise
 	// each merge completes itself after a crash (an intent written first):
 	// a later call of MergeRecords, RewriteKeys or Check rolls it forward.

@@ -3,8 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"slices"
+		"slices"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -21,29 +20,35 @@ func tableOf(archived bool) string {
 }
 
 // lockRekeyKeys locks the old and new keys of a rekey step in record_keys
-// (in key order, as ingest does) and fails with ECONFLICT when a new key
-// is held by a record outside ids, active or archived: a key is unique
-// across both tables, which no single index enforces.
-func (s *Store) lockRekeyKeys(ctx context.Context, tx *sql.Tx, oldKeys, newKeys []string, ids []int64) error {
+// (in key order, as ingest does) and returns the new keys held by a
+// record outside ids, active or archived: a key is unique across both
+// tables, which no single index enforces. Such a key was taken by a
+// delivery after the step was decided; the step leaves it alone and the
+// next run decides again.
+func (s *Store) lockRekeyKeys(ctx context.Context, tx *sql.Tx, oldKeys, newKeys []string, ids []int64) (map[string]bool, error) {
 	keys := append(slices.Clone(oldKeys), newKeys...)
 	slices.Sort(keys)
 	if err := s.lockKeys(ctx, tx, slices.Compact(keys)); err != nil {
-		return err
+		return nil, err
 	}
 	args := append(strs(newKeys), int64s(ids)...)
 	args = append(args, strs(newKeys)...)
 	args = append(args, int64s(ids)...)
-	var holder int64
-	var key string
-	err := tx.QueryRowContext(ctx, "SELECT id, `key` FROM active WHERE `key` IN ("+list(len(newKeys))+") AND id NOT IN ("+list(len(ids))+
-		") UNION ALL SELECT id, `key` FROM archive WHERE `key` IN ("+list(len(newKeys))+") AND id NOT IN ("+list(len(ids))+") LIMIT 1", args...).Scan(&holder, &key)
-	if err == sql.ErrNoRows {
-		return nil
-	}
+	rows, err := tx.QueryContext(ctx, "SELECT `key` FROM active WHERE `key` IN ("+list(len(newKeys))+") AND id NOT IN ("+list(len(ids))+
+		") UNION ALL SELECT `key` FROM archive WHERE `key` IN ("+list(len(newKeys))+") AND id NOT IN ("+list(len(ids))+")", args...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: fmt.Sprintf("key %s is held by record %d; run rekey again", key, holder)}
+	defer rows.Close()
+	held := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		held[k] = true
+	}
+	return held, rows.Err()
 }
 
 // storedKeys returns the keys of the records with ids, active or archived.
@@ -84,10 +89,14 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 		if err != nil {
 			return err
 		}
-		if err := s.lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids); err != nil {
+		held, err := s.lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids)
+		if err != nil {
 			return err
 		}
 		for _, c := range changes {
+			if held[c.Key] {
+				continue
+			}
 			res, err := tx.ExecContext(ctx, "UPDATE "+tableOf(c.Archived)+" SET `key` = ?, key_parts = ? WHERE id = ? AND version = ? AND last_updated_at = ?",
 				c.Key, sqlstore.KeyPartsText(c.KeyParts), c.State.ID, c.State.Version, c.State.LastUpdatedAt.UnixMicro())
 			if err != nil {
@@ -129,10 +138,14 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			newKeys = append(newKeys, m.Survivor.Key)
 			ids = append(ids, m.IDs()...)
 		}
-		if err := s.lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids); err != nil {
+		held, err := s.lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids)
+		if err != nil {
 			return err
 		}
 		for i, m := range ms {
+			if held[m.Survivor.Key] {
+				continue
+			}
 			ok, err := s.mergeOne(ctx, tx, m)
 			if err != nil {
 				return err

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -21,27 +20,32 @@ func tableOf(archived bool) string {
 }
 
 // lockRekeyKeys locks the old and new keys of a rekey step in record_keys,
-// in key order as ingest does, and fails with ECONFLICT when one of the
-// new keys is held by a record outside ids (active or archived: a key is
-// unique across both, which no single index enforces).
-func lockRekeyKeys(ctx context.Context, tx pgx.Tx, oldKeys, newKeys []string, ids []int64) error {
+// in key order as ingest does, and returns the new keys held by a record
+// outside ids (active or archived: a key is unique across both, which no
+// single index enforces). Such a key was taken by a delivery after the
+// step was decided; the step leaves it alone and the next run decides
+// again.
+func lockRekeyKeys(ctx context.Context, tx pgx.Tx, oldKeys, newKeys []string, ids []int64) (map[string]bool, error) {
 	keys := encAll(append(slices.Clone(oldKeys), newKeys...))
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	if _, err := tx.Exec(ctx, lockKeysSQL, keys); err != nil {
-		return err
+		return nil, err
 	}
-	var holder int64
-	var key string
-	err := tx.QueryRow(ctx, `SELECT id, key FROM (SELECT id, key FROM active WHERE key = ANY($1) UNION ALL SELECT id, key FROM archive WHERE key = ANY($1)) k
-		WHERE NOT (id = ANY($2)) LIMIT 1`, encAll(newKeys), ids).Scan(&holder, &key)
-	if err == pgx.ErrNoRows {
-		return nil
-	}
+	rows, err := tx.Query(ctx, `SELECT key FROM (SELECT id, key FROM active WHERE key = ANY($1) UNION ALL SELECT id, key FROM archive WHERE key = ANY($1)) k
+		WHERE NOT (id = ANY($2))`, encAll(newKeys), ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: fmt.Sprintf("key %s is held by record %d; run rekey again", dec(key), holder)}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for _, k := range found {
+		held[dec(k)] = true
+	}
+	return held, nil
 }
 
 // RewriteKeys implements crawlkeeper.RekeyStore: one transaction that
@@ -71,10 +75,14 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 		for _, k := range stored {
 			oldKeys = append(oldKeys, dec(k))
 		}
-		if err := lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids); err != nil {
+		held, err := lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids)
+		if err != nil {
 			return err
 		}
 		for _, c := range changes {
+			if held[c.Key] {
+				continue
+			}
 			tag, err := tx.Exec(ctx, `UPDATE `+tableOf(c.Archived)+` SET key = $1, key_parts = $2 WHERE id = $3 AND version = $4 AND last_updated_at = $5`,
 				enc(c.Key), sqlstore.KeyPartsText(c.KeyParts), c.State.ID, c.State.Version, c.State.LastUpdatedAt.UnixMicro())
 			if err != nil {
@@ -116,10 +124,14 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			newKeys = append(newKeys, m.Survivor.Key)
 			ids = append(ids, m.IDs()...)
 		}
-		if err := lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids); err != nil {
+		held, err := lockRekeyKeys(ctx, tx, oldKeys, newKeys, ids)
+		if err != nil {
 			return err
 		}
 		for i, m := range ms {
+			if held[m.Survivor.Key] {
+				continue
+			}
 			ok, err := mergeOne(ctx, tx, m)
 			if err != nil {
 				return err

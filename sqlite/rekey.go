@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,15 +36,10 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 	w := s.newWriter(ctx, tx)
 	defer w.close()
 	for _, c := range changes {
-		// The unique index of each table stops a key taken twice in one
-		// table; a key is unique across both, so the other is looked at.
-		var holder int64
-		err := tx.QueryRowContext(ctx, `SELECT id FROM `+tableOf(!c.Archived)+` WHERE key = ?`, c.Key).Scan(&holder)
-		if err == nil && holder != c.State.ID {
-			return nil, &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: fmt.Sprintf("key %s is held by record %d; run rekey again", c.Key, holder)}
-		}
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if held, err := keyHeld(ctx, tx, c.Key, []int64{c.State.ID}); err != nil {
 			return nil, fmt.Errorf("rewrite keys: %w", err)
+		} else if held {
+			continue
 		}
 		res, err := w.exec(`UPDATE `+tableOf(c.Archived)+` SET key = ?, key_parts = ? WHERE id = ? AND version = ? AND last_updated_at = ?`,
 			c.Key, keyPartsText(c.KeyParts), c.State.ID, c.State.Version, c.State.LastUpdatedAt.UnixMicro())
@@ -59,6 +55,30 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 		return nil, fmt.Errorf("rewrite keys: commit: %w", err)
 	}
 	return done, nil
+}
+
+// keyHeld reports whether a record other than ids holds key, active or
+// archived: a key is unique across both tables, which no single index
+// enforces. Such a key was taken by a delivery after the rekey step was
+// decided; the step leaves it alone and the next run decides again. The
+// write transaction is SQLite's only writer, so the answer holds until it
+// commits.
+func keyHeld(ctx context.Context, tx *sql.Tx, key string, ids []int64) (bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM active WHERE key = ? UNION ALL SELECT id FROM archive WHERE key = ?`, key, key)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return false, err
+		}
+		if !slices.Contains(ids, id) {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
 }
 
 // keyConflict maps a unique-key violation to ECONFLICT.
@@ -130,6 +150,9 @@ func (s *Store) mergeOne(ctx context.Context, tx *sql.Tx, w *writer, m *crawlkee
 		return st.archived, st.version, crawlkeeper.MicrosTime(st.updated), ok
 	}) {
 		return false, nil
+	}
+	if held, err := keyHeld(ctx, tx, m.Survivor.Key, ids); err != nil || held {
+		return false, err
 	}
 	for _, id := range ids {
 		for _, q := range []string{`DELETE FROM history WHERE record_id = ?`, `DELETE FROM active WHERE id = ?`, `DELETE FROM archive WHERE id = ?`} {

@@ -3,7 +3,9 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,6 +56,7 @@ func RunRekey(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	t.Run("Chain", func(t *testing.T) { testRekeyChain(t, open) })
 	t.Run("Conditions", func(t *testing.T) { testRekeyConditions(t, open) })
 	t.Run("Sources", func(t *testing.T) { testRekeySources(t, open) })
+	t.Run("WhileIngesting", func(t *testing.T) { testRekeyWhileIngesting(t, open) })
 }
 
 // rekeyEnv is a store with records keyed under oldKeyRules.
@@ -393,16 +396,51 @@ func testRekeyConditions(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 	if len(done) != 0 {
 		t.Fatal("a key change was applied to a record re-crawled after the decision")
 	}
-	// A key held by another record is a conflict.
+	// A key another record holds, active or archived, is left out.
 	ra = e.MustGet(a)
 	rb = e.MustGet(b)
-	_, err = e.Store.RewriteKeys(ctx, []crawlkeeper.KeyChange{{State: crawlkeeper.StateOf(rb), Key: ra.Key, KeyParts: ra.KeyParts}})
-	if crawlkeeper.ErrorCode(err) != crawlkeeper.ECONFLICT {
-		t.Fatalf("rewriting to a key another record holds: %v, want %s", err, crawlkeeper.ECONFLICT)
+	done, err = e.Store.RewriteKeys(ctx, []crawlkeeper.KeyChange{{State: crawlkeeper.StateOf(rb), Key: ra.Key, KeyParts: ra.KeyParts}})
+	ok(t, err)
+	if len(done) != 0 {
+		t.Fatalf("record %d was given the key of record %d", b, a)
 	}
 	if got := e.MustGet(b); got.Key != rb.Key {
-		t.Fatalf("record %d got key %s from a failed rewrite", b, got.Key)
+		t.Fatalf("record %d got key %s from a rewrite left out", b, got.Key)
 	}
+	held := e.deliver(T0, "s", "Held", "https://x.example/held")
+	moved, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: held, Version: 1, LastUpdatedAt: T0, Reason: crawlkeeper.ReasonManual}}, T0.Add(time.Hour))
+	ok(t, err)
+	if len(moved) != 1 {
+		t.Fatalf("archive %d: moved %v", held, moved)
+	}
+	rh := e.MustGet(held)
+	if done, err = e.Store.RewriteKeys(ctx, []crawlkeeper.KeyChange{{State: crawlkeeper.StateOf(rb), Key: rh.Key, KeyParts: rh.KeyParts}}); err != nil || len(done) != 0 {
+		t.Fatalf("rewriting an active record to the key of archived record %d: done %v, %v", held, done, err)
+	}
+	// A merge whose key a record outside the group holds is left out too,
+	// whichever table the survivor or the holder is in (a delivery under
+	// the new rules made it after the merge was decided).
+	x1 := e.deliver(T0, "s", "Taken", "https://x.example/t1")
+	x2 := e.deliver(T0, "s", "Taken", "https://x.example/t2")
+	for _, id := range []int64{x1, x2} {
+		r := e.MustGet(id)
+		moved, err := e.Store.Archive(ctx, []crawlkeeper.Move{{ID: id, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, T0.Add(time.Hour))
+		ok(t, err)
+		if len(moved) != 1 {
+			t.Fatalf("archive %d: moved %v", id, moved)
+		}
+	}
+	taker := e.deliver(T0.Add(2*time.Hour), "s", "Taken", "https://x.example/t")
+	rt := e.MustGet(taker)
+	taken := crawlkeeper.PlanRekeyMerge([]*crawlkeeper.Record{e.MustGet(x1), e.MustGet(x2)}, nil, rt.Key, rt.KeyParts, T0)
+	applied, err = e.Store.MergeRecords(ctx, []*crawlkeeper.RekeyMerge{taken})
+	ok(t, err)
+	if len(applied) != 1 || applied[0] {
+		t.Fatalf("two archived records were merged onto the key of active record %d (%v)", taker, applied)
+	}
+	e.MustGet(x1)
+	e.MustGet(x2)
+	e.MustCheck()
 	// In the state it was read in, the merge applies; in one call with a
 	// merge whose group changed since, only that one is left out.
 	c := e.deliver(T0, "s", "Other", "https://x.example/o/")
@@ -540,6 +578,162 @@ func testRekeySources(t *testing.T, open func(tb testing.TB) RekeyBackend) {
 			t.Fatalf("survivor %d of source %q: source %q, %d history entries", r.ID, src, r.Source, len(e.history(r.ID)))
 		}
 		e.gone(ids[src][1])
+	}
+	e.MustCheck()
+}
+
+// testRekeyWhileIngesting runs rekey while deliveries continue: under the
+// old rules to the records a merge deletes and to the one it keeps, and
+// under the new rules to the new key. Every delivery changes its page, and
+// a store may refuse one that raced a merge (ECONFLICT: not acknowledged,
+// so it is tried again). When the deliveries stop, a last rekey finishes
+// the work; then each page is one record whose item is its last
+// acknowledged delivery, every acknowledged delivery is that item or in
+// its history exactly once, and check is clean.
+func testRekeyWhileIngesting(t *testing.T, open func(tb testing.TB) RekeyBackend) {
+	e := newRekeyEnv(t, open)
+	ctx := context.Background()
+	const pages, rounds = 6, 5
+	// variants[0] and [1] are two records under the old rules and one
+	// page under the new ones, whose own spelling is variants[2].
+	variants := func(p int) [3]string {
+		u := fmt.Sprintf("https://w.example/page/%d", p)
+		return [3]string{u + "?utm_source=feed", u + "/", u}
+	}
+	var (
+		mu    sync.Mutex
+		seq   int
+		acked = map[int][]int{} // page → acknowledged sequence numbers, in order
+	)
+	// deliver ingests one delivery of page p under cfg, with content seq,
+	// at a time that grows with seq (so the newest content is the last).
+	deliver := func(cfg *crawlkeeper.Config, p, v int) error {
+		mu.Lock()
+		seq++
+		n := seq
+		mu.Unlock()
+		at := T0.Add(time.Duration(n) * time.Second)
+		b, _ := json.Marshal(map[string]any{"_source": "w", "title": fmt.Sprintf("Page %d", p), "url": variants(p)[v], "seq": n})
+		it, err := (&crawlkeeper.Preparer{Config: cfg}).Prepare(b, 1, crawlkeeper.Meta{}, at)
+		if err != nil {
+			return err
+		}
+		batch := &crawlkeeper.IngestBatch{Items: []*crawlkeeper.Prepared{it}, Now: at, HistoryLimit: func(string) int { return 1000 }}
+		for try := 0; ; try++ {
+			_, err = e.Store.Ingest(ctx, batch)
+			if err == nil || crawlkeeper.ErrorCode(err) != crawlkeeper.ECONFLICT || try == 50 {
+				break
+			}
+		}
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		acked[p] = append(acked[p], n)
+		mu.Unlock()
+		return nil
+	}
+	for p := 0; p < pages; p++ {
+		for v := 0; v < 2; v++ {
+			ok(t, deliver(e.old, p, v))
+		}
+	}
+	rekey := func() *crawlkeeper.RekeyReport {
+		k := &crawlkeeper.Rekeyer{Store: e.Store, Config: e.cur, PageSize: 2, Now: func() time.Time { return T0.Add(1000 * time.Hour) }}
+		rep, err := k.Run(ctx)
+		if err != nil {
+			t.Errorf("rekey while ingesting: %v", err)
+		}
+		return rep
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for r := 0; r < rounds; r++ {
+			for p := 0; p < pages; p++ {
+				// A delivery to a record a merge deletes or keeps (old
+				// rules), then one to the new key (new rules).
+				if err := deliver(e.old, p, (p+r)%2); err != nil {
+					done <- fmt.Errorf("old-rule delivery: %w", err)
+					return
+				}
+				if err := deliver(e.cur, p, 2); err != nil {
+					done <- fmt.Errorf("new-rule delivery: %w", err)
+					return
+				}
+			}
+		}
+	}()
+	runs := 0
+	for finished := false; !finished; {
+		select {
+		case err, more := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = !more
+		default:
+		}
+		rekey()
+		runs++
+	}
+	// Old-rule deliveries after a run make old-key records again; runs
+	// after the deliveries stopped merge them.
+	for i := 0; ; i++ {
+		rep := rekey()
+		if rep != nil && rep.Skipped == 0 && rep.Merges == 0 && rep.Rekeyed == 0 {
+			break
+		}
+		if i == 10 {
+			t.Fatalf("rekey still finds work after 10 runs with no deliveries: %+v", rep)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	t.Logf("%d rekey runs while ingesting", runs)
+
+	for _, archived := range []bool{false, true} {
+		page, err := e.Store.List(ctx, crawlkeeper.RecordQuery{Archived: archived, Limit: 1000})
+		ok(t, err)
+		if archived {
+			if len(page.Records) != 0 {
+				t.Fatalf("%d archived records; nothing was archived", len(page.Records))
+			}
+			continue
+		}
+		if len(page.Records) != pages {
+			t.Fatalf("%d records for %d pages", len(page.Records), pages)
+		}
+		for _, r := range page.Records {
+			var it struct {
+				Title string `json:"title"`
+				Seq   int    `json:"seq"`
+			}
+			ok(t, json.Unmarshal(r.Item, &it))
+			var p int
+			if _, err := fmt.Sscanf(it.Title, "Page %d", &p); err != nil {
+				t.Fatalf("record %d: item %s", r.ID, r.Item)
+			}
+			want := acked[p]
+			if last := want[len(want)-1]; it.Seq != last {
+				t.Errorf("page %d (record %d): item has delivery %d, the last acknowledged is %d", p, r.ID, it.Seq, last)
+			}
+			seen := map[int]int{it.Seq: 1}
+			for _, h := range e.history(r.ID) {
+				var hv struct {
+					Seq int `json:"seq"`
+				}
+				ok(t, json.Unmarshal(h.Item, &hv))
+				seen[hv.Seq]++
+			}
+			for _, n := range want {
+				if seen[n] != 1 {
+					t.Errorf("page %d (record %d): acknowledged delivery %d is present %d times", p, r.ID, n, seen[n])
+				}
+			}
+		}
 	}
 	e.MustCheck()
 }
