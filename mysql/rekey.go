@@ -3,7 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
-		"slices"
+	"slices"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
