@@ -228,3 +228,73 @@ func TestRekeyEmptySource(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRulesProcedure follows docs/KEYS.md's procedure for changing key
+// rules while crawlers keep delivering: the new rules are deployed first
+// (ingest warns while the store's keys were built under others), rekey
+// runs under them during the deliveries, and afterwards every page is one
+// record, ingest under the new rules is silent, and a process still on the
+// old rules warns instead of making duplicates silently.
+func TestKeyRulesProcedure(t *testing.T) {
+	c := newCLI(t)
+	old := writeOldRules(t)
+	const pages, rounds = 5, 4
+	spelling := func(p, v int) string {
+		u := fmt.Sprintf("https://uni.example/event/%d", p)
+		return []string{u + "?utm_source=mail", u + "/", u}[v]
+	}
+	item := func(p, v, n int) string {
+		return fmt.Sprintf(`{"title":"Event %d","url":%q,"n":%d}`, p, spelling(p, v), n)
+	}
+	for p := 0; p < pages; p++ {
+		c.ok(item(p, 0, 0)+"\n"+item(p, 1, 0), "ingest", "--config", old, "--source", "jobs", "-")
+	}
+	if st := decodeLines(t, c.ok("", "stats", "--json"))[0]; st["active"] != float64(2*pages) {
+		t.Fatalf("the old rules stored %v records, want %d", st["active"], 2*pages)
+	}
+
+	// 1. The new rules (the defaults here) are deployed: deliveries under
+	// them warn until a rekey has rebuilt the keys.
+	if _, errs, code := c.run(item(0, 2, 1), "ingest", "--source", "jobs", "-"); code != 0 || !strings.Contains(errs, "crawlkeeper rekey --source jobs") {
+		t.Fatalf("ingest under the new rules before the rekey: exit %d, stderr %q", code, errs)
+	}
+	// 2. Deliveries go on, in every spelling, while rekey runs.
+	failed := make(chan string, pages*rounds)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for r := 0; r < rounds; r++ {
+			for p := 0; p < pages; p++ {
+				if out, errs, code := c.run(item(p, (p+r)%3, 2+r), "ingest", "--source", "jobs", "-"); code != 0 {
+					failed <- fmt.Sprintf("exit %d: %s %s", code, out, errs)
+				}
+			}
+		}
+	}()
+	c.ok("", "rekey", "--source", "jobs")
+	<-done
+	close(failed)
+	for f := range failed {
+		t.Fatalf("a delivery during the rekey failed: %s", f)
+	}
+	// A run that skipped records it could not decide about records no
+	// fingerprint, so ingest keeps warning until one completes.
+	for i := 0; ; i++ {
+		_, errs, _ := c.run(item(0, 2, 100), "ingest", "--source", "jobs", "-")
+		if !strings.Contains(errs, "rekey") {
+			break
+		}
+		if i == 3 {
+			t.Fatalf("ingest still warns after %d rekey runs: %q", i+1, errs)
+		}
+		c.ok("", "rekey", "--source", "jobs")
+	}
+	if st := decodeLines(t, c.ok("", "stats", "--json"))[0]; st["active"] != float64(pages) || st["archived"] != float64(0) {
+		t.Fatalf("after the procedure: %v active and %v archived records for %d pages", st["active"], st["archived"], pages)
+	}
+	c.ok("", "check")
+	// 3. A process left on the old rules is told, not silently duplicating.
+	if _, errs, code := c.run(item(1, 0, 200), "ingest", "--config", old, "--source", "jobs", "-"); code != 0 || !strings.Contains(errs, "other key rules") {
+		t.Fatalf("ingest under the old rules after the rekey: exit %d, stderr %q", code, errs)
+	}
+}
