@@ -81,6 +81,10 @@ var migrations embed.FS
 
 // Store is the MySQL/MariaDB implementation of crawlkeeper.Store.
 type Store struct {
+	// Store holds the logic shared with the other SQL engines; its
+	// methods are this store's.
+	*sqlstore.Store
+
 	db *sql.DB
 	// where names the server in messages, without the password.
 	where string
@@ -171,6 +175,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	}
 	where := redact(rawURL)
 	s := &Store{where: where, durability: durability}
+	s.Store = sqlstore.New(engine{s})
 	// A first connection tells MySQL from MariaDB, whose isolation-level
 	// variables have different names, before the pool is configured.
 	var version string

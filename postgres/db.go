@@ -77,6 +77,10 @@ var migrations embed.FS
 
 // Store is the PostgreSQL implementation of crawlkeeper.Store.
 type Store struct {
+	// Store holds the logic shared with the other SQL engines; its
+	// methods are this store's.
+	*sqlstore.Store
+
 	pool *pgxpool.Pool
 	// where names the server in messages, without the password.
 	where      string
@@ -126,6 +130,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
 	}
 	s := &Store{pool: pool, where: where, durability: durability}
+	s.Store = sqlstore.New(engine{s})
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,

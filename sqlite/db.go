@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -36,6 +37,10 @@ var migrations embed.FS
 
 // Store is the SQLite implementation of crawlkeeper.Store.
 type Store struct {
+	// Store holds the logic shared with the other SQL engines; its
+	// methods are this store's.
+	*sqlstore.Store
+
 	path       string
 	durability crawlkeeper.Durability
 	// w is the single writer connection; r is a pool of readers.
@@ -173,6 +178,7 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s := &Store{path: path, durability: durability, w: w, r: r}
+	s.Store = sqlstore.New(engine{s})
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err

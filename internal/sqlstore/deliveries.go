@@ -7,15 +7,15 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-// Querier runs a query; *sql.DB and *sql.Tx are one.
-type Querier interface {
+// RowsQuerier runs a query; *sql.DB and *sql.Tx are one.
+type RowsQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // Deliveries reads the per-source delivery counters with query, which
 // returns rows of (source, deliveries, duplicates); decode undoes the
 // store's encoding of source names.
-func Deliveries(ctx context.Context, db Querier, query string, decode func(string) string) ([]crawlkeeper.DeliveryCount, error) {
+func Deliveries(ctx context.Context, db RowsQuerier, query string, decode func(string) string) ([]crawlkeeper.DeliveryCount, error) {
 	rows, err := db.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err

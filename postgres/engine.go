@@ -1,0 +1,185 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// engine is PostgreSQL's sqlstore.Engine.
+type engine struct{ s *Store }
+
+var _ sqlstore.Engine = engine{}
+
+func (engine) Name() string { return "PostgreSQL" }
+
+func (e engine) Reader() sqlstore.Querier { return pgQuerier{e.s.pool} }
+
+func (e engine) Writer() sqlstore.Querier { return pgQuerier{e.s.pool} }
+
+// Write runs fn in a READ COMMITTED transaction, again when PostgreSQL
+// aborted it to break a deadlock or a serialization conflict (inTx).
+func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
+	return e.s.inTx(ctx, what, func(tx pgx.Tx) error { return fn(pgQuerier{tx}) })
+}
+
+func (e engine) Wrap(what string, err error) error { return e.s.wrap(what, err) }
+
+func (engine) Duplicate(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func (engine) Upsert(table string, cols []string, nkey int) string {
+	return sqlstore.OnConflictUpsert(table, cols, nkey)
+}
+
+func (engine) ForUpdate() string { return " FOR UPDATE" }
+
+// pgRunner is what a pgx pool and a pgx transaction have in common.
+type pgRunner interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgQuerier adapts pgx to sqlstore.Querier. It rewrites the shared
+// statements' ? placeholders as $1, $2, ... and `quoted` identifiers as
+// "quoted" ones (rebind), stores text arguments with the NUL escape of
+// enc (string and []string values; JSON text goes as sqlstore.JSONText,
+// which is never escaped), and reverses it on every string scanned.
+type pgQuerier struct{ r pgRunner }
+
+func (q pgQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.r.Exec(ctx, rebind(query), encArgs(args)...)
+	return tag.RowsAffected(), err
+}
+
+func (q pgQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := q.r.Query(ctx, rebind(query), encArgs(args)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{rows}, nil
+}
+
+func (q pgQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return pgRow{q.r.QueryRow(ctx, rebind(query), encArgs(args)...)}
+}
+
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Scan(dest ...any) error {
+	if err := r.Rows.Scan(dest...); err != nil {
+		return err
+	}
+	decDest(dest)
+	return nil
+}
+
+type pgRow struct{ pgx.Row }
+
+func (r pgRow) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sqlstore.ErrNoRows
+	}
+	if err == nil {
+		decDest(dest)
+	}
+	return err
+}
+
+// encArgs applies enc to text arguments, in a copy: a transaction run
+// again passes the same arguments again.
+func encArgs(args []any) []any {
+	var out []any
+	for i, a := range args {
+		var v any
+		switch x := a.(type) {
+		case string:
+			if e := enc(x); e != x {
+				v = e
+			}
+		case []string:
+			v = encAll(x)
+		}
+		if v != nil {
+			if out == nil {
+				out = append([]any(nil), args...)
+			}
+			out[i] = v
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// decDest applies dec to the strings a row was scanned into.
+func decDest(dest []any) {
+	for _, d := range dest {
+		if p, ok := d.(*string); ok {
+			*p = dec(*p)
+		}
+	}
+}
+
+// rebound caches rebind's results: the store runs a few hundred statement
+// texts over and over. Statements with values written into their text
+// (freshness) would grow it without end, so it starts again when full.
+var rebound struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// rebind turns a statement written for the shared store (? placeholders,
+// `quoted` identifiers) into PostgreSQL's form. Text inside single quotes
+// is left alone. A statement without either is returned as it is, so
+// statements written for PostgreSQL pass through.
+func rebind(q string) string {
+	if !strings.ContainsAny(q, "?`") {
+		return q
+	}
+	rebound.Lock()
+	v, ok := rebound.m[q]
+	rebound.Unlock()
+	if ok {
+		return v
+	}
+	var b strings.Builder
+	n, quoted := 0, false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '\'':
+			quoted = !quoted
+			b.WriteByte(c)
+		case quoted:
+			b.WriteByte(c)
+		case c == '?':
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+		case c == '`':
+			b.WriteByte('"')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	out := b.String()
+	rebound.Lock()
+	if len(rebound.m) >= 4096 || rebound.m == nil {
+		rebound.m = map[string]string{}
+	}
+	rebound.m[q] = out
+	rebound.Unlock()
+	return out
+}

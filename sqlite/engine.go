@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+)
+
+// engine is SQLite's sqlstore.Engine.
+type engine struct{ s *Store }
+
+var _ sqlstore.Engine = engine{}
+
+func (engine) Name() string { return "SQLite" }
+
+// Reader reads through statements prepared once on the reader pool
+// (readStmt): preparing costs about as much as reading a thousand index
+// entries, and the store's reads are a few shapes run again and again.
+func (e engine) Reader() sqlstore.Querier { return readQuerier{e.s} }
+
+// Writer runs a statement on the writer connection; it waits for a write
+// transaction in progress.
+func (e engine) Writer() sqlstore.Querier { return sqlstore.SQL(e.s.w) }
+
+// Write runs fn in a BEGIN IMMEDIATE transaction on the writer connection,
+// with statements borrowed from the writer's cache, and commits it through
+// commitWrite (which brings the full-text index up to date first). SQLite
+// never aborts a transaction that holds the write lock, so fn runs once.
+func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
+	tx, err := e.s.beginWrite(ctx)
+	if err != nil {
+		return e.Wrap(what+": begin", err)
+	}
+	defer tx.Rollback()
+	w := e.s.newWriter(ctx, tx)
+	defer w.close()
+	if err := fn(w); err != nil {
+		return e.Wrap(what, err)
+	}
+	w.close()
+	return e.Wrap(what+": commit", e.s.commitWrite(ctx, tx))
+}
+
+func (engine) Wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *crawlkeeper.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func (engine) Duplicate(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func (engine) Upsert(table string, cols []string, nkey int) string {
+	return sqlstore.OnConflictUpsert(table, cols, nkey)
+}
+
+// ForUpdate is empty: a write transaction is SQLite's only writer.
+func (engine) ForUpdate() string { return "" }
+
+// readQuerier runs reads on the reader pool through cached statements.
+type readQuerier struct{ s *Store }
+
+func (q readQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return sqlstore.SQL(q.s.r).Exec(ctx, query, args...)
+}
+
+func (q readQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	st, err := q.s.readStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.SQLRows{Rows: rows}, nil
+}
+
+func (q readQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	st, err := q.s.readStmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// errRow is a Row whose query could not be prepared.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// The writer of a transaction is its Querier: Exec borrows statements from
+// the writer connection's cache.
+
+func (w *writer) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := w.exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (w *writer) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := w.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.SQLRows{Rows: rows}, nil
+}
+
+func (w *writer) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return w.tx.QueryRowContext(ctx, query, args...)
+}
