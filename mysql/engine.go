@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strings"
 
+	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
@@ -42,3 +43,28 @@ func (engine) Upsert(table string, cols []string, nkey int) string {
 }
 
 func (engine) ForUpdate() string { return " FOR UPDATE" }
+
+func (engine) SearchCols() string { return "search_text" }
+
+func (engine) SearchArgs(r *crawlkeeper.Record) []any { return []any{encodeSearchText(r.SearchText)} }
+
+func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
+	var text *string
+	return []any{&text}, func() {
+		if text != nil {
+			r.SearchText = decodeSearchText(*text)
+		}
+	}
+}
+
+func (engine) CompressArchive() bool { return true }
+
+// TitleMatch lower-cases both sides with LOWER(), which on MySQL and
+// MariaDB folds non-ASCII letters too (the embedded store folds only
+// ASCII): "É" finds "é" here. The escape is not a backslash, which MySQL
+// string literals would read as an escape of their own.
+func (engine) TitleMatch() (string, byte) { return `LOWER(title) LIKE LOWER(?) ESCAPE '!'`, '!' }
+
+func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)" }
+
+func (engine) StoredBytes(col string) string { return "length(" + col + ")" }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -183,3 +184,34 @@ func rebind(q string) string {
 	rebound.Unlock()
 	return out
 }
+
+// SearchCols are the search text and the text search configuration it is
+// indexed with (see search.go).
+func (engine) SearchCols() string { return "search_text, search_config" }
+
+func (engine) SearchArgs(r *crawlkeeper.Record) []any {
+	return []any{searchTextArg(r), searchConfig(r.SearchLanguage)}
+}
+
+func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
+	var text *string
+	return []any{&text, &r.SearchLanguage}, func() {
+		if text != nil {
+			r.SearchText = *text
+		}
+	}
+}
+
+// CompressArchive is false: PostgreSQL compresses large values itself
+// (see move.go).
+func (engine) CompressArchive() bool { return false }
+
+// TitleMatch lower-cases the ASCII letters of the title and nothing else,
+// the case folding of the embedded store's LIKE.
+func (engine) TitleMatch() (string, byte) {
+	return `translate(title, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') LIKE ? ESCAPE '\'`, '\\'
+}
+
+func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)::bigint" }
+
+func (engine) StoredBytes(col string) string { return "pg_column_size(" + col + ")" }

@@ -5,77 +5,11 @@ import (
 	"fmt"
 
 	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // maxViolations bounds each kind of violation listed by Check, so a badly
 // broken store still gets a readable report.
 const maxViolations = 1000
-
-// Stats implements crawlkeeper.Store.
-func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
-	st := &crawlkeeper.Stats{Sources: map[string]*crawlkeeper.SourceStats{}}
-	src := func(name string) *crawlkeeper.SourceStats {
-		ss := st.Sources[name]
-		if ss == nil {
-			ss = &crawlkeeper.SourceStats{}
-			st.Sources[name] = ss
-		}
-		return ss
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT source, count(*), count(date_errors) FROM active GROUP BY source`)
-	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
-	}
-	for rows.Next() {
-		var name string
-		var n, de int64
-		if err := rows.Scan(&name, &n, &de); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("stats: %w", err)
-		}
-		ss := src(name)
-		ss.Active = n
-		ss.DateErrors += de
-		ss.ActiveDateErrors = de
-		st.Active += n
-		st.DateErrors += de
-	}
-	rows.Close()
-	rows, err = s.r.QueryContext(ctx, `SELECT source, archive_reason, count(*), count(date_errors), coalesce(sum(item_bytes), 0), coalesce(sum(length(item)), 0) FROM archive GROUP BY source, archive_reason`)
-	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
-	}
-	for rows.Next() {
-		var name, reason string
-		var n, de, raw, stored int64
-		if err := rows.Scan(&name, &reason, &n, &de, &raw, &stored); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("stats: %w", err)
-		}
-		ss := src(name)
-		ss.Archived += n
-		ss.DateErrors += de
-		if ss.ArchivedByReason == nil {
-			ss.ArchivedByReason = map[crawlkeeper.ArchiveReason]int64{}
-		}
-		ss.ArchivedByReason[crawlkeeper.ArchiveReason(reason)] += n
-		st.Archived += n
-		st.DateErrors += de
-		st.ArchiveRawBytes += raw
-		st.ArchiveStoredBytes += stored
-	}
-	rows.Close()
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM history`).Scan(&st.History); err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
-	}
-	counts, err := sqlstore.Deliveries(ctx, s.r, `SELECT source, sum(deliveries), sum(duplicates) FROM deliveries GROUP BY source`, func(s string) string { return s })
-	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
-	}
-	st.AddDeliveries(counts)
-	return st, nil
-}
 
 // Check implements crawlkeeper.Store.
 func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {

@@ -121,3 +121,26 @@ func (w *writer) Query(ctx context.Context, query string, args ...any) (sqlstore
 func (w *writer) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	return w.tx.QueryRowContext(ctx, query, args...)
 }
+
+func (engine) SearchCols() string { return "search_text" }
+
+func (engine) SearchArgs(r *crawlkeeper.Record) []any { return []any{r.SearchText} }
+
+func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
+	var text *string
+	return []any{&text}, func() {
+		if text != nil {
+			r.SearchText = *text
+		}
+	}
+}
+
+func (engine) CompressArchive() bool { return true }
+
+// TitleMatch uses LIKE, which SQLite compares without regard to the case
+// of ASCII letters.
+func (engine) TitleMatch() (string, byte) { return `title LIKE ? ESCAPE '\'`, '\\' }
+
+func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)" }
+
+func (engine) StoredBytes(col string) string { return "length(" + col + ")" }

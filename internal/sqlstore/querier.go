@@ -101,6 +101,12 @@ func Collect[T any](rows Rows, err error) ([]T, error) {
 	return out, rows.Err()
 }
 
+// EachRow runs a query and fn on every row it returns.
+func EachRow(ctx context.Context, q Querier, fn func(Rows) error, query string, args ...any) error {
+	rows, err := q.Query(ctx, query, args...)
+	return Each(rows, err, fn)
+}
+
 // Each runs fn on every row of rows and closes them.
 func Each(rows Rows, err error, fn func(Rows) error) error {
 	if err != nil {

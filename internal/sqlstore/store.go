@@ -29,6 +29,10 @@ import (
 
 // Engine is what differs between SQL engines. Everything else is Store's.
 type Engine interface {
+	Columns
+	TitleMatcher
+	Aggregates
+
 	// Name names the engine in messages ("SQLite", "PostgreSQL", ...).
 	Name() string
 	// Reader runs reads outside a transaction.
@@ -57,10 +61,17 @@ type Engine interface {
 // Store implements crawlkeeper.Store on an Engine.
 type Store struct {
 	e Engine
+	// The columns of a whole record of each table.
+	activeCols, archiveCols string
 }
 
 // New returns the store of an engine.
-func New(e Engine) *Store { return &Store{e: e} }
+func New(e Engine) *Store {
+	s := &Store{e: e}
+	s.activeCols = s.recordCols()
+	s.archiveCols = s.activeCols + ", archived_at, archive_reason"
+	return s
+}
 
 // Engine returns the store's engine.
 func (s *Store) Engine() Engine { return s.e }

@@ -1,0 +1,399 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
+)
+
+// JSONText is a column that holds JSON (key_parts, date_errors). Engines
+// that escape text (PostgreSQL's NUL escape) leave it as it is: JSON
+// escapes control characters itself.
+type JSONText string
+
+// Columns is what an engine stores of a record besides the common
+// columns: the full-text search columns and how archived payloads are
+// kept.
+type Columns interface {
+	// SearchCols names the engine's search columns, in the place of
+	// search_text among the record columns.
+	SearchCols() string
+	// SearchArgs returns the values of SearchCols for r.
+	SearchArgs(r *crawlkeeper.Record) []any
+	// SearchDest returns where a row's SearchCols are scanned to, and the
+	// function that moves them into r after the scan.
+	SearchDest(r *crawlkeeper.Record) (dest []any, done func())
+	// CompressArchive reports whether archived payloads are stored
+	// compressed with zstd (SQLite, MySQL) rather than left to the
+	// engine (PostgreSQL compresses large values itself).
+	CompressArchive() bool
+}
+
+// recordCols returns the columns shared by active and archive, in the
+// order scanRecord reads them.
+func (s *Store) recordCols() string {
+	return "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, " +
+		"event_at, date_errors, processed_at, processed_version, processed_chain, derived, " + s.e.SearchCols() + ", last_round, last_target"
+}
+
+// cols returns the columns of table's records: with the archive's own at
+// the end for the archive.
+func (s *Store) cols(archived bool) string {
+	if archived {
+		return s.archiveCols
+	}
+	return s.activeCols
+}
+
+// narrowCols are the active columns without what an ingest of a re-crawl
+// does not need (key_parts, the payload, derived results, search text):
+// most deliveries repeat what is stored, and reading payloads nobody uses
+// would dominate them. The records whose content changes are read again
+// for their payload (loadItems).
+func (s *Store) narrowCols() string {
+	return "id, `key`, '[]', source, title, url, NULL, content_hash, crawled_at, last_updated_at, last_changed_at, version, " +
+		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + nulls(s.e.SearchCols()) + ", last_round, last_target"
+}
+
+// nulls returns a NULL for each column of a list.
+func nulls(cols string) string {
+	return strings.TrimSuffix(strings.Repeat("NULL, ", strings.Count(cols, ",")+1), ", ")
+}
+
+// table returns the name of the table of active or archived records.
+func table(archived bool) string {
+	if archived {
+		return "archive"
+	}
+	return "active"
+}
+
+// scanRecord reads one row of cols(archived) into a Record, followed by
+// extra columns, decompressing archived payloads.
+func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.Record, error) {
+	var (
+		r                         crawlkeeper.Record
+		keyParts                  JSONText
+		dateErrors                *JSONText
+		item, derived             []byte
+		crawled, updated, changed int64
+		eventAt, processedAt      *int64
+		archivedAt                int64
+		reason                    string
+	)
+	search, done := s.e.SearchDest(&r)
+	dest := make([]any, 0, 26+len(extra))
+	dest = append(dest, &r.ID, &r.Key, &keyParts, &r.Source, &r.Title, &r.URL, &item, &r.ContentHash,
+		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
+		&r.ProcessedVersion, &r.ProcessedChain, &derived)
+	dest = append(dest, search...)
+	dest = append(dest, &r.LastRound, &r.LastTarget)
+	if archived {
+		dest = append(dest, &archivedAt, &reason)
+	}
+	if err := row.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	done()
+	if err := DecodeStrings(string(keyParts), &r.KeyParts); err != nil {
+		return nil, fmt.Errorf("record %d: key_parts: %w", r.ID, err)
+	}
+	if dateErrors != nil && *dateErrors != "" {
+		if err := DecodeStrings(string(*dateErrors), &r.DateErrors); err != nil {
+			return nil, fmt.Errorf("record %d: date_errors: %w", r.ID, err)
+		}
+	}
+	if archived {
+		raw, err := zstd.Decompress(nil, item)
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", r.ID, err)
+		}
+		item = raw
+		t := crawlkeeper.MicrosTime(archivedAt)
+		r.ArchivedAt = &t
+		r.ArchiveReason = crawlkeeper.ArchiveReason(reason)
+	}
+	if item == nil {
+		item = []byte{}
+	}
+	r.Item = item
+	r.CrawledAt = crawlkeeper.MicrosTime(crawled)
+	r.LastUpdatedAt = crawlkeeper.MicrosTime(updated)
+	r.LastChangedAt = crawlkeeper.MicrosTime(changed)
+	r.EventAt = Time(eventAt)
+	r.ProcessedAt = Time(processedAt)
+	if len(derived) > 0 {
+		r.Derived = derived
+	}
+	return &r, nil
+}
+
+// queryRecords runs a query over cols(archived) and reads every row.
+func (s *Store) queryRecords(ctx context.Context, q Querier, archived bool, query string, args ...any) ([]*crawlkeeper.Record, error) {
+	out := []*crawlkeeper.Record{}
+	rows, err := q.Query(ctx, query, args...)
+	err = Each(rows, err, func(rows Rows) error {
+		r, err := s.scanRecord(rows, archived)
+		if err == nil {
+			out = append(out, r)
+		}
+		return err
+	})
+	return out, err
+}
+
+// recordArgs returns the values of recordCols for r, its payload as
+// given.
+func (s *Store) recordArgs(r *crawlkeeper.Record, item []byte) []any {
+	if item == nil {
+		item = []byte{}
+	}
+	args := make([]any, 0, 24)
+	args = append(args, r.ID, r.Key, KeyParts(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
+		Micros(r.EventAt), DateErrors(r.DateErrors), Micros(r.ProcessedAt), r.ProcessedVersion,
+		r.ProcessedChain, Blob(r.Derived))
+	args = append(args, s.e.SearchArgs(r)...)
+	return append(args, r.LastRound, r.LastTarget)
+}
+
+// archivePayload returns r's payload as the archive stores it.
+func (s *Store) archivePayload(item []byte) []byte {
+	if s.e.CompressArchive() {
+		return zstd.Compress(nil, item)
+	}
+	return item
+}
+
+// KeyParts encodes key_parts; a nil slice is stored as [].
+func KeyParts(xs []string) JSONText { return JSONText(KeyPartsText(xs)) }
+
+// DateErrors encodes date_errors; none is NULL.
+func DateErrors(xs []string) *JSONText {
+	t := DateErrorsText(xs)
+	if t == nil {
+		return nil
+	}
+	j := JSONText(*t)
+	return &j
+}
+
+func notFound(what string) error {
+	return crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "%s not found", what)
+}
+
+// getOne reads a record by a condition from active, then archive.
+func (s *Store) getOne(ctx context.Context, where string, arg any, what string) (*crawlkeeper.Record, error) {
+	for _, archived := range []bool{false, true} {
+		r, err := s.scanRecord(s.e.Reader().QueryRow(ctx, `SELECT `+s.cols(archived)+` FROM `+table(archived)+` WHERE `+where, arg), archived)
+		if err == nil {
+			return r, nil
+		}
+		if !NoRows(err) {
+			return nil, s.e.Wrap("get "+what, err)
+		}
+	}
+	return nil, notFound(what)
+}
+
+// Get implements crawlkeeper.Store.
+func (s *Store) Get(ctx context.Context, id int64) (*crawlkeeper.Record, error) {
+	return s.getOne(ctx, `id = ?`, id, fmt.Sprintf("record %d", id))
+}
+
+// GetByKey implements crawlkeeper.Store.
+func (s *Store) GetByKey(ctx context.Context, key string) (*crawlkeeper.Record, error) {
+	return s.getOne(ctx, "`key` = ?", key, fmt.Sprintf("record with key %q", key))
+}
+
+// History implements crawlkeeper.Store.
+func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEntry, error) {
+	what := fmt.Sprintf("history of %d", id)
+	var n int64
+	err := s.e.Reader().QueryRow(ctx, `SELECT (SELECT count(*) FROM active WHERE id = ?) + (SELECT count(*) FROM archive WHERE id = ?)`, id, id).Scan(&n)
+	if err != nil {
+		return nil, s.e.Wrap(what, err)
+	}
+	if n == 0 {
+		return nil, notFound(fmt.Sprintf("record %d", id))
+	}
+	out := []crawlkeeper.HistoryEntry{}
+	rows, err := s.e.Reader().Query(ctx, `SELECT `+HistoryCols+` FROM history WHERE record_id = ? ORDER BY version`, id)
+	if err == nil {
+		defer rows.Close()
+		err = ScanHistory(rows, func(h crawlkeeper.HistoryEntry) { out = append(out, h) })
+	}
+	if err != nil {
+		return nil, s.e.Wrap(what, err)
+	}
+	return out, nil
+}
+
+// HistoryMany implements crawlkeeper.RecordStore, one query per chunk of
+// ids.
+func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
+	return s.historyMany(ctx, s.e.Reader(), ids)
+}
+
+func (s *Store) historyMany(ctx context.Context, q Querier, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
+	out := map[int64][]crawlkeeper.HistoryEntry{}
+	err := Chunks(ids, func(c []int64) error {
+		rows, err := q.Query(ctx, `SELECT `+HistoryCols+` FROM history WHERE record_id IN (`+In(len(c))+`) ORDER BY record_id, version`, Args(c)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return ScanHistory(rows, func(h crawlkeeper.HistoryEntry) { out[h.RecordID] = append(out[h.RecordID], h) })
+	})
+	if err != nil {
+		return nil, s.e.Wrap("history", err)
+	}
+	return out, nil
+}
+
+// List implements crawlkeeper.Store. Pages are keyset-paginated: the
+// cursor holds the sort key of the last row, so deep pages cost the same as
+// the first.
+func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeeper.RecordPage, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 10000)
+	var where []string
+	var args []any
+	filter := func(cond string, a ...any) {
+		where = append(where, cond)
+		args = append(args, a...)
+	}
+	if q.FiltersSource() {
+		filter("source = ?", q.Source)
+	}
+	if q.Q != "" {
+		cond, esc := s.e.TitleMatch()
+		filter(cond, LikePattern(q.Q, esc))
+	}
+	if q.Round != "" {
+		filter("last_round = ?", q.Round)
+	}
+	if q.Target != "" {
+		filter("last_target = ?", q.Target)
+	}
+	if !q.Since.IsZero() {
+		filter("last_updated_at >= ?", q.Since.UnixMicro())
+	}
+	cur, err := crawlkeeper.DecodeCursor(q.Cursor, q.Order)
+	if err != nil {
+		return nil, err
+	}
+	order := "id"
+	if q.Order == crawlkeeper.OrderNewest {
+		order = "last_updated_at DESC, id DESC"
+		if cur != nil {
+			filter("(last_updated_at < ? OR (last_updated_at = ? AND id < ?))", cur.UpdatedMicros, cur.UpdatedMicros, cur.ID)
+		}
+	} else if cur != nil {
+		filter("id > ?", cur.ID)
+	}
+	query := `SELECT ` + s.cols(q.Archived) + ` FROM ` + table(q.Archived)
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	query += ` ORDER BY ` + order + ` LIMIT ?`
+	recs, err := s.queryRecords(ctx, s.e.Reader(), q.Archived, query, append(args, limit+1)...)
+	if err != nil {
+		return nil, s.e.Wrap("list records", err)
+	}
+	page := &crawlkeeper.RecordPage{Records: recs}
+	if len(recs) > limit {
+		page.Records = recs[:limit]
+		page.Next = crawlkeeper.EncodeCursor(recs[limit-1], q.Order)
+	}
+	return page, nil
+}
+
+// TitleMatcher is how an engine finds a text in titles, case-insensitively
+// for ASCII letters at least.
+type TitleMatcher interface {
+	// TitleMatch returns the condition, with one placeholder for the
+	// LIKE pattern, and the pattern's escape character (LikePattern).
+	TitleMatch() (cond string, esc byte)
+}
+
+// Stats implements crawlkeeper.Store.
+func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
+	st := &crawlkeeper.Stats{Sources: map[string]*crawlkeeper.SourceStats{}}
+	src := func(name string) *crawlkeeper.SourceStats {
+		ss := st.Sources[name]
+		if ss == nil {
+			ss = &crawlkeeper.SourceStats{}
+			st.Sources[name] = ss
+		}
+		return ss
+	}
+	r := s.e.Reader()
+	err := EachRow(ctx, r, func(rows Rows) error {
+		var name string
+		var n, de int64
+		if err := rows.Scan(&name, &n, &de); err != nil {
+			return err
+		}
+		ss := src(name)
+		ss.Active, ss.ActiveDateErrors = n, de
+		ss.DateErrors += de
+		st.Active += n
+		st.DateErrors += de
+		return nil
+	}, `SELECT source, count(*), count(date_errors) FROM active GROUP BY source`)
+	if err == nil {
+		err = EachRow(ctx, r, func(rows Rows) error {
+			var name, reason string
+			var n, de, raw, stored int64
+			if err := rows.Scan(&name, &reason, &n, &de, &raw, &stored); err != nil {
+				return err
+			}
+			ss := src(name)
+			ss.Archived += n
+			ss.DateErrors += de
+			if ss.ArchivedByReason == nil {
+				ss.ArchivedByReason = map[crawlkeeper.ArchiveReason]int64{}
+			}
+			ss.ArchivedByReason[crawlkeeper.ArchiveReason(reason)] += n
+			st.Archived += n
+			st.DateErrors += de
+			st.ArchiveRawBytes += raw
+			st.ArchiveStoredBytes += stored
+			return nil
+		}, `SELECT source, archive_reason, count(*), count(date_errors), `+s.e.SumInt("item_bytes")+`, `+
+			s.e.SumInt(s.e.StoredBytes("item"))+` FROM archive GROUP BY source, archive_reason`)
+	}
+	if err == nil {
+		err = r.QueryRow(ctx, `SELECT count(*) FROM history`).Scan(&st.History)
+	}
+	var counts []crawlkeeper.DeliveryCount
+	if err == nil {
+		err = EachRow(ctx, r, func(rows Rows) error {
+			var c crawlkeeper.DeliveryCount
+			err := rows.Scan(&c.Source, &c.Deliveries, &c.Duplicates)
+			counts = append(counts, c)
+			return err
+		}, `SELECT source, `+s.e.SumInt("deliveries")+`, `+s.e.SumInt("duplicates")+` FROM deliveries GROUP BY source`)
+	}
+	if err != nil {
+		return nil, s.e.Wrap("stats", err)
+	}
+	st.AddDeliveries(counts)
+	return st, nil
+}
+
+// Aggregates are an engine's spellings of aggregate expressions.
+type Aggregates interface {
+	// SumInt returns the sum of an integer expression as a 64-bit
+	// integer, 0 over no rows.
+	SumInt(expr string) string
+	// StoredBytes returns the bytes a stored value of a column takes.
+	StoredBytes(col string) string
+}
