@@ -104,7 +104,7 @@ func (s *Store) lockAndLoad(ctx context.Context, tx *sql.Tx, table string, ids [
 		if len(keys) == 0 {
 			continue
 		}
-		if err := s.lockKeys(ctx, tx, keys); err != nil {
+		if err := (engine{s}).LockKeys(ctx, sqlstore.SQL(tx), keys); err != nil {
 			return nil, err
 		}
 		held := make(map[string]bool, len(keys))

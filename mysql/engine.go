@@ -28,7 +28,7 @@ func (e engine) Writer() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 // Write runs fn in a READ COMMITTED transaction, again when InnoDB rolled
 // it back to break a deadlock (inTx).
 func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	return e.s.inTx(ctx, what, func(tx *sql.Tx) error { return fn(sqlstore.SQL(tx)) })
+	return e.s.inTx(ctx, what, func(tx *sql.Tx) error { return fn(mysqlTx{sqlstore.SQL(tx), tx}) })
 }
 
 func (e engine) Wrap(what string, err error) error { return e.s.wrap(what, err) }

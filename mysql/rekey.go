@@ -28,7 +28,7 @@ func tableOf(archived bool) string {
 func (s *Store) lockRekeyKeys(ctx context.Context, tx *sql.Tx, oldKeys, newKeys []string, ids []int64) (map[string]bool, error) {
 	keys := append(slices.Clone(oldKeys), newKeys...)
 	slices.Sort(keys)
-	if err := s.lockKeys(ctx, tx, slices.Compact(keys)); err != nil {
+	if err := (engine{s}).LockKeys(ctx, sqlstore.SQL(tx), slices.Compact(keys)); err != nil {
 		return nil, err
 	}
 	args := append(strs(newKeys), int64s(ids)...)

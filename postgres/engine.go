@@ -215,3 +215,7 @@ func (engine) TitleMatch() (string, byte) {
 func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)::bigint" }
 
 func (engine) StoredBytes(col string) string { return "pg_column_size(" + col + ")" }
+
+func (e engine) WriteMarks(ctx context.Context, tx sqlstore.Querier, marks []crawlkeeper.Mark) (func(), error) {
+	return e.s.writeMarks(ctx, tx.(pgQuerier).r.(pgx.Tx), marks)
+}

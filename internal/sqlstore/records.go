@@ -19,7 +19,7 @@ type JSONText string
 // kept.
 type Columns interface {
 	// SearchCols names the engine's search columns, in the place of
-	// search_text among the record columns.
+	// search_text among the record columns; search_text comes first.
 	SearchCols() string
 	// SearchArgs returns the values of SearchCols for r.
 	SearchArgs(r *crawlkeeper.Record) []any
@@ -55,12 +55,15 @@ func (s *Store) cols(archived bool) string {
 // for their payload (loadItems).
 func (s *Store) narrowCols() string {
 	return "id, `key`, '[]', source, title, url, NULL, content_hash, crawled_at, last_updated_at, last_changed_at, version, " +
-		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + nulls(s.e.SearchCols()) + ", last_round, last_target"
+		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + withoutText(s.e.SearchCols()) + ", last_round, last_target"
 }
 
-// nulls returns a NULL for each column of a list.
-func nulls(cols string) string {
-	return strings.TrimSuffix(strings.Repeat("NULL, ", strings.Count(cols, ",")+1), ", ")
+// withoutText returns the search columns with the first, the search text,
+// read as NULL.
+func withoutText(cols string) string {
+	names := Split(cols)
+	names[0] = "NULL"
+	return strings.Join(names, ", ")
 }
 
 // table returns the name of the table of active or archived records.

@@ -32,6 +32,8 @@ type Engine interface {
 	Columns
 	TitleMatcher
 	Aggregates
+	Keys
+	Bulk
 
 	// Name names the engine in messages ("SQLite", "PostgreSQL", ...).
 	Name() string
@@ -61,8 +63,10 @@ type Engine interface {
 // Store implements crawlkeeper.Store on an Engine.
 type Store struct {
 	e Engine
-	// The columns of a whole record of each table.
-	activeCols, archiveCols string
+	// The columns of a whole record of each table, as a list and as
+	// names, and the narrow columns of an ingest's reads.
+	activeCols, archiveCols, narrow string
+	activeList, archiveList     []string
 }
 
 // New returns the store of an engine.
@@ -70,6 +74,9 @@ func New(e Engine) *Store {
 	s := &Store{e: e}
 	s.activeCols = s.recordCols()
 	s.archiveCols = s.activeCols + ", archived_at, archive_reason"
+	s.narrow = s.narrowCols()
+	s.activeList = Split(s.activeCols)
+	s.archiveList = append(Split(s.archiveCols), "item_bytes")
 	return s
 }
 

@@ -1,0 +1,82 @@
+package sqlstore
+
+import (
+	"context"
+	"strings"
+)
+
+// Bulk writes many rows with few statements, each engine in its own
+// shape: SQLite runs one prepared statement per row (a statement costs no
+// round trip in process), PostgreSQL one statement over unnest() arrays,
+// MySQL multi-row VALUES and UPDATE ... JOIN over a derived table. Row
+// values are typed Go values: int64, *int64, bool, string, *string,
+// []byte, JSONText and *JSONText.
+type Bulk interface {
+	// Insert writes rows of cols into table. With key > 0, the first key
+	// columns are the table's primary key, and a row whose key exists
+	// replaces it.
+	Insert(ctx context.Context, tx Querier, table string, cols []string, rows [][]any, key int) error
+	// Update sets the columns set of every row of table that matches a
+	// row of rows on the columns match (each row holds the match values,
+	// then the set values). It returns how many rows matched.
+	Update(ctx context.Context, tx Querier, table string, match, set []string, rows [][]any) (int64, error)
+	// Delete deletes from table the rows that satisfy, for some row of
+	// rows, every condition of conds: a column and a comparison ("id =",
+	// "version <=") against that row's value.
+	Delete(ctx context.Context, tx Querier, table string, conds []string, rows [][]any) error
+}
+
+// Split splits a column list ("a, b, c") into names.
+func Split(cols string) []string { return strings.Split(cols, ", ") }
+
+// Cond splits a Bulk.Delete condition into its column and its operator.
+func Cond(c string) (col, op string) {
+	i := strings.LastIndexByte(c, ' ')
+	return c[:i], c[i+1:]
+}
+
+// RowBytes estimates what a row of values takes in a statement: text and
+// bytes twice (escaped on the wire by some engines), 16 bytes for other
+// values.
+func RowBytes(row []any) int {
+	n := 0
+	for _, v := range row {
+		switch x := v.(type) {
+		case string:
+			n += 2 * len(x)
+		case *string:
+			if x != nil {
+				n += 2 * len(*x)
+			}
+		case []byte:
+			n += 2 * len(x)
+		case JSONText:
+			n += 2 * len(x)
+		case *JSONText:
+			if x != nil {
+				n += 2 * len(*x)
+			}
+		}
+		n += 16
+	}
+	return n
+}
+
+// ChunkRows splits rows into runs of at most maxRows rows and maxBytes
+// bytes (RowBytes), each holding at least one row.
+func ChunkRows(rows [][]any, maxRows, maxBytes int) [][][]any {
+	var out [][][]any
+	start, bytes := 0, 0
+	for i, r := range rows {
+		n := RowBytes(r)
+		if i > start && (bytes+n > maxBytes || i-start == maxRows) {
+			out = append(out, rows[start:i])
+			start, bytes = i, 0
+		}
+		bytes += n
+	}
+	if start < len(rows) {
+		out = append(out, rows[start:])
+	}
+	return out
+}

@@ -1,0 +1,293 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/crawlkeeper/crawlkeeper"
+)
+
+// Keys is what an engine does to keep a key in one record, across active
+// and archive, while several processes write.
+type Keys interface {
+	// LockKeys locks keys (sorted, so that two transactions wait for each
+	// other instead of deadlocking) until the transaction ends, also
+	// keys no record holds yet. Only after it does a transaction read the
+	// records of its keys, so its decisions hold until it commits. An
+	// engine with one writer at a time does nothing.
+	LockKeys(ctx context.Context, tx Querier, keys []string) error
+	// TakeIDs reserves n new record ids, in increasing order; an id is
+	// never handed out twice.
+	TakeIDs(ctx context.Context, tx Querier, n int) ([]int64, error)
+	// CountDeliveries adds a batch's deliveries to the per-source
+	// counters (given in source order, the order every ingest locks them
+	// in).
+	CountDeliveries(ctx context.Context, tx Querier, ds []crawlkeeper.DeliveryCount) error
+	// WriteMarks appends a batch's crawl marks inside its transaction
+	// and returns the function to call once it committed (nil when there
+	// is nothing to do).
+	WriteMarks(ctx context.Context, tx Querier, marks []crawlkeeper.Mark) (func(), error)
+}
+
+// Ingest implements crawlkeeper.Store: the whole batch is one
+// transaction. The keys are locked, the records of the batch's keys read
+// with a few IN (...) queries, crawlkeeper.PlanIngest decides each item,
+// and each kind of write is a Bulk write, so a batch costs a handful of
+// statements whatever its size.
+func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
+	if len(b.Items) == 0 {
+		return &crawlkeeper.IngestResult{Outcomes: []crawlkeeper.Outcome{}, IDs: []int64{}}, nil
+	}
+	var res *crawlkeeper.IngestResult
+	var marked func()
+	err := s.e.Write(ctx, "ingest", func(tx Querier) error {
+		marked = nil // an aborted attempt's marks never committed
+		keys := crawlkeeper.DistinctKeys(b.Items)
+		if err := s.e.LockKeys(ctx, tx, slices.Sorted(slices.Values(keys))); err != nil {
+			return err
+		}
+		state, err := s.loadByKeys(ctx, tx, keys, b.Items)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		if n := crawlkeeper.NewKeyCount(b.Items, state); n > 0 {
+			if ids, err = s.e.TakeIDs(ctx, tx, n); err != nil {
+				return err
+			}
+		}
+		w, r := crawlkeeper.PlanIngest(b, state, ids)
+		if err := s.applyIngest(ctx, tx, w, state); err != nil {
+			return err
+		}
+		res = r
+		marked, err = s.e.WriteMarks(ctx, tx, b.Marks)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if marked != nil {
+		marked()
+		res.MarksWritten = true
+	}
+	return res, nil
+}
+
+// loadByKeys returns the stored state of every key: active records
+// without their payloads (narrowCols) and the payloads of those an item of
+// the batch changes, then the archived records of the keys not active,
+// whole (a revived record is rewritten whole).
+func (s *Store) loadByKeys(ctx context.Context, tx Querier, keys []string, items []*crawlkeeper.Prepared) (map[string]*crawlkeeper.Record, error) {
+	state := make(map[string]*crawlkeeper.Record, len(keys))
+	load := func(keys []string, archived bool) error {
+		cols := s.narrow
+		if archived {
+			cols = s.archiveCols
+		}
+		return Chunks(keys, func(c []string) error {
+			recs, err := s.queryRecords(ctx, tx, archived, `SELECT `+cols+` FROM `+table(archived)+" WHERE `key` IN ("+In(len(c))+`)`, Args(c)...)
+			for _, r := range recs {
+				state[r.Key] = r
+			}
+			return err
+		})
+	}
+	if err := load(keys, false); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, k := range keys {
+		if state[k] == nil {
+			missing = append(missing, k)
+		}
+	}
+	if err := load(missing, true); err != nil {
+		return nil, err
+	}
+	changed := map[int64]*crawlkeeper.Record{}
+	for _, it := range items {
+		if r := state[it.Key]; r != nil && !r.Archived() && r.ContentHash != it.ContentHash {
+			changed[r.ID] = r
+		}
+	}
+	ids := make([]int64, 0, len(changed))
+	for id := range changed {
+		ids = append(ids, id)
+	}
+	err := Chunks(ids, func(c []int64) error {
+		return EachRow(ctx, tx, func(rows Rows) error {
+			var id int64
+			var item []byte
+			err := rows.Scan(&id, &item)
+			changed[id].Item = item
+			return err
+		}, `SELECT id, item FROM active WHERE id IN (`+In(len(c))+`)`, Args(c)...)
+	})
+	return state, err
+}
+
+// applyIngest executes an ingest plan.
+func (s *Store) applyIngest(ctx context.Context, tx Querier, w *crawlkeeper.IngestWrites, state map[string]*crawlkeeper.Record) error {
+	if err := s.deleteIDs(ctx, tx, "archive", w.DeleteArchive); err != nil {
+		return err
+	}
+	if err := s.insertRecords(ctx, tx, w.InsertActive, nil, time.Time{}); err != nil {
+		return err
+	}
+	for _, archived := range []bool{false, true} {
+		changed, touched := w.UpdateActive, w.TouchActive
+		if archived {
+			changed, touched = w.UpdateArchive, w.TouchArchive
+		}
+		if err := s.updateRecords(ctx, tx, archived, changed); err != nil {
+			return err
+		}
+		if err := s.touchRecords(ctx, tx, archived, touched, state); err != nil {
+			return err
+		}
+	}
+	if err := s.writeHistory(ctx, tx, w.History); err != nil {
+		return err
+	}
+	if len(w.TrimHistory) > 0 {
+		rows := make([][]any, len(w.TrimHistory))
+		for i, t := range w.TrimHistory {
+			rows[i] = []any{t.RecordID, t.UpTo}
+		}
+		if err := s.e.Delete(ctx, tx, "history", []string{"record_id =", "version <="}, rows); err != nil {
+			return err
+		}
+	}
+	if len(w.Deliveries) == 0 {
+		return nil
+	}
+	ds := slices.SortedFunc(slices.Values(w.Deliveries), func(a, b crawlkeeper.DeliveryCount) int { return cmp.Compare(a.Source, b.Source) })
+	return s.e.CountDeliveries(ctx, tx, ds)
+}
+
+// deleteIDs deletes the rows of ids from table.
+func (s *Store) deleteIDs(ctx context.Context, tx Querier, table string, ids []int64) error {
+	return Chunks(ids, func(c []int64) error {
+		_, err := tx.Exec(ctx, `DELETE FROM `+table+` WHERE id IN (`+In(len(c))+`)`, Args(c)...)
+		return err
+	})
+}
+
+// insertRecords writes recs whole to active, or, with reasons (one per
+// record), to the archive, archived at at.
+func (s *Store) insertRecords(ctx context.Context, tx Querier, recs []*crawlkeeper.Record, reasons []crawlkeeper.ArchiveReason, at time.Time) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(recs))
+	for i, r := range recs {
+		if reasons == nil {
+			rows[i] = s.recordArgs(r, []byte(r.Item))
+			continue
+		}
+		rows[i] = append(s.recordArgs(r, s.archivePayload(r.Item)), at.UnixMicro(), string(reasons[i]), int64(len(r.Item)))
+	}
+	cols := s.activeList
+	if reasons != nil {
+		cols = s.archiveList
+	}
+	return s.e.Insert(ctx, tx, table(reasons != nil), cols, rows, 0)
+}
+
+// updateRecords writes the columns an ingest changes when the content
+// changed.
+func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, recs []*crawlkeeper.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	set := append([]string{"key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors"},
+		Split(s.e.SearchCols())...)
+	set = append(set, "last_round", "last_target")
+	if archived {
+		set = append(set, "item_bytes")
+	}
+	rows := make([][]any, len(recs))
+	for i, r := range recs {
+		item := []byte(r.Item)
+		if archived {
+			item = s.archivePayload(r.Item)
+		}
+		row := []any{r.ID, KeyParts(r.KeyParts), r.Title, r.URL, item, r.ContentHash, r.LastUpdatedAt.UnixMicro(),
+			r.LastChangedAt.UnixMicro(), r.Version, Micros(r.EventAt), DateErrors(r.DateErrors)}
+		row = append(append(row, s.e.SearchArgs(r)...), r.LastRound, r.LastTarget)
+		if archived {
+			row = append(row, int64(len(r.Item)))
+		}
+		rows[i] = row
+	}
+	_, err := s.e.Update(ctx, tx, table(archived), []string{"id"}, set, rows)
+	return err
+}
+
+// touchRecords writes an unchanged delivery: last_updated_at, the event
+// fields, last_round and last_target. A record whose event fields and
+// target are as stored needs only the first and the round: those are one
+// narrow UPDATE by id per (time, round) (in a batch usually one), which
+// leaves the indexes on the event fields alone; the rest are a Bulk
+// update.
+func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, recs []*crawlkeeper.Record, state map[string]*crawlkeeper.Record) error {
+	type group struct {
+		at    int64
+		round string
+	}
+	plain := map[group][]int64{}
+	var order []group
+	var full [][]any
+	for _, r := range recs {
+		if old := state[r.Key]; old != nil && sameEvent(old, r) && old.LastTarget == r.LastTarget {
+			g := group{r.LastUpdatedAt.UnixMicro(), r.LastRound}
+			if plain[g] == nil {
+				order = append(order, g)
+			}
+			plain[g] = append(plain[g], r.ID)
+			continue
+		}
+		full = append(full, []any{r.ID, r.LastUpdatedAt.UnixMicro(), Micros(r.EventAt), DateErrors(r.DateErrors), r.LastRound, r.LastTarget})
+	}
+	for _, g := range order {
+		err := Chunks(plain[g], func(c []int64) error {
+			_, err := tx.Exec(ctx, `UPDATE `+table(archived)+` SET last_updated_at = ?, last_round = ? WHERE id IN (`+In(len(c))+`)`,
+				append([]any{g.at, g.round}, Args(c)...)...)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(full) == 0 {
+		return nil
+	}
+	_, err := s.e.Update(ctx, tx, table(archived), []string{"id"}, []string{"last_updated_at", "event_at", "date_errors", "last_round", "last_target"}, full)
+	return err
+}
+
+// sameEvent reports whether next's event fields are stored as old's.
+func sameEvent(old, next *crawlkeeper.Record) bool {
+	a, b := Micros(old.EventAt), Micros(next.EventAt)
+	return (a == nil) == (b == nil) && (a == nil || *a == *b) && slices.Equal(old.DateErrors, next.DateErrors)
+}
+
+// writeHistory keeps previous versions, replacing rows with the same
+// (record_id, version).
+func (s *Store) writeHistory(ctx context.Context, tx Querier, hist []*crawlkeeper.HistoryEntry) error {
+	if len(hist) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(hist))
+	for i, h := range hist {
+		item := []byte(h.Item)
+		if item == nil {
+			item = []byte{}
+		}
+		rows[i] = []any{h.RecordID, h.Version, item, h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()}
+	}
+	return s.e.Insert(ctx, tx, "history", Split(HistoryCols), rows, 2)
+}

@@ -1,0 +1,139 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+)
+
+// MySQL's Bulk writes are multi-row statements, split only to stay under
+// max_allowed_packet: INSERT ... VALUES (...), (...), and UPDATE or
+// DELETE ... JOIN over a derived table of the rows (derived).
+
+// chunks splits rows to fit the server's statement size.
+func (e engine) chunks(rows [][]any) [][][]any {
+	return sqlstore.ChunkRows(rows, maxRows, e.s.maxStatement)
+}
+
+// Insert implements sqlstore.Bulk; REPLACE replaces a row whose key exists.
+func (e engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, cols []string, rows [][]any, key int) error {
+	verb := "INSERT"
+	if key > 0 {
+		verb = "REPLACE"
+	}
+	for _, c := range e.chunks(rows) {
+		if _, err := tx.Exec(ctx, verb+" INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES "+tuples(len(c), len(cols)), flatten(c)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Update implements sqlstore.Bulk. Rows matched count even when their
+// values are as written (the connection's ClientFoundRows).
+func (e engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
+	sets := make([]string, len(set))
+	for i, c := range set {
+		sets[i] = "t." + c + " = u." + c
+	}
+	on := make([]string, len(match))
+	for i, c := range match {
+		on[i] = "t." + c + " = u." + c
+	}
+	var n int64
+	for _, c := range e.chunks(rows) {
+		k, err := tx.Exec(ctx, "UPDATE "+table+" t JOIN "+derived(append(append([]string(nil), match...), set...), len(c))+" u ON "+
+			strings.Join(on, " AND ")+" SET "+strings.Join(sets, ", "), flatten(c)...)
+		if err != nil {
+			return n, err
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// Delete implements sqlstore.Bulk.
+func (e engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, conds []string, rows [][]any) error {
+	cols, on := make([]string, len(conds)), make([]string, len(conds))
+	for i, c := range conds {
+		col, op := sqlstore.Cond(c)
+		cols[i], on[i] = col, "t."+col+" "+op+" u."+col
+	}
+	for _, c := range e.chunks(rows) {
+		if _, err := tx.Exec(ctx, "DELETE t FROM "+table+" t JOIN "+derived(cols, len(c))+" u ON "+strings.Join(on, " AND "), flatten(c)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func flatten(rows [][]any) []any {
+	out := make([]any, 0, len(rows)*len(rows[0]))
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// LockKeys inserts the missing keys into record_keys and locks the rows of
+// all of them, in key order (see the package documentation).
+func (e engine) LockKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
+	for _, c := range chunks(keys, e.s.maxStatement, func(k string) int { return 2*len(k) + 4 }) {
+		if _, err := tx.Exec(ctx, "INSERT INTO record_keys (`key`) VALUES "+tuples(len(c), 1)+" ON DUPLICATE KEY UPDATE `key` = `key`", strs(c)...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TakeIDs reserves ids from the counter row meta.next_id outside the
+// caller's transaction, on a connection of its own, so the row is locked
+// only for this statement; LAST_INSERT_ID(expr) returns the new value
+// without a second query.
+func (e engine) TakeIDs(ctx context.Context, _ sqlstore.Querier, n int) ([]int64, error) {
+	res, err := e.s.db.ExecContext(ctx, `UPDATE meta SET value = LAST_INSERT_ID(value + ?) WHERE name = 'next_id'`, n)
+	if err != nil {
+		return nil, err
+	}
+	next, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = next - int64(n) + int64(i)
+	}
+	return ids, nil
+}
+
+// deliveryShards is how many counter rows each source's deliveries are
+// spread over (see migrations/014_deliveries.sql).
+const deliveryShards = 8
+
+// CountDeliveries adds to the counters of one shard picked at random.
+func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []crawlkeeper.DeliveryCount) error {
+	shard := rand.IntN(deliveryShards)
+	for _, d := range ds {
+		if _, err := tx.Exec(ctx, `INSERT INTO deliveries (source, shard, deliveries, duplicates) VALUES (?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE deliveries = deliveries + ?, duplicates = duplicates + ?`,
+			d.Source, shard, d.Deliveries, d.Duplicates, d.Deliveries, d.Duplicates); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e engine) WriteMarks(ctx context.Context, tx sqlstore.Querier, marks []crawlkeeper.Mark) (func(), error) {
+	return e.s.writeMarks(ctx, tx.(mysqlTx).tx, marks)
+}
+
+// mysqlTx is a transaction's Querier that keeps the transaction, for the
+// writes still made on it directly.
+type mysqlTx struct {
+	sqlstore.Querier
+	tx *sql.Tx
+}

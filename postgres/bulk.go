@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+)
+
+// PostgreSQL's Bulk writes are one statement per chunk over unnest() of
+// one array per column: the rows travel as a few array values, and the
+// statement text stays the same whatever the number of rows.
+
+// maxStatementBytes bounds the payload bytes of one statement: PostgreSQL
+// limits one array value to 1 GB, and smaller statements keep memory flat
+// when items are large.
+const maxStatementBytes = 32 << 20
+
+// unnest returns "unnest($1::t1[], ...) AS u(cols)" over the columns of
+// rows, and the arrays: one per column, typed by the first row's values,
+// text escaped as enc does (JSON text is not).
+func unnest(cols []string, rows [][]any, first int) (string, []any, error) {
+	arrays := make([]any, len(cols))
+	types := make([]string, len(cols))
+	for c := range cols {
+		switch rows[0][c].(type) {
+		case int64:
+			arrays[c], types[c] = column(rows, c, func(v any) int64 { return v.(int64) }), "bigint"
+		case *int64:
+			arrays[c], types[c] = column(rows, c, func(v any) *int64 { return v.(*int64) }), "bigint"
+		case bool:
+			arrays[c], types[c] = column(rows, c, func(v any) bool { return v.(bool) }), "boolean"
+		case string:
+			arrays[c], types[c] = column(rows, c, func(v any) string { return enc(v.(string)) }), "text"
+		case *string:
+			arrays[c], types[c] = column(rows, c, func(v any) *string { return v.(*string) }), "text"
+		case sqlstore.JSONText:
+			arrays[c], types[c] = column(rows, c, func(v any) string { return string(v.(sqlstore.JSONText)) }), "text"
+		case *sqlstore.JSONText:
+			arrays[c], types[c] = column(rows, c, func(v any) *string { return (*string)(v.(*sqlstore.JSONText)) }), "text"
+		case []byte:
+			arrays[c], types[c] = column(rows, c, func(v any) []byte { return v.([]byte) }), "bytea"
+		default:
+			return "", nil, fmt.Errorf("bulk write: column %s: no array type for %T", cols[c], rows[0][c])
+		}
+	}
+	args := make([]string, len(cols))
+	for c := range cols {
+		args[c] = "$" + strconv.Itoa(first+c) + "::" + types[c] + "[]"
+	}
+	return "unnest(" + strings.Join(args, ", ") + ") AS u(" + strings.Join(cols, ", ") + ")", arrays, nil
+}
+
+func column[T any](rows [][]any, c int, conv func(any) T) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = conv(r[c])
+	}
+	return out
+}
+
+// rawChunks runs fn over chunks of rows of at most maxStatementBytes, on
+// the transaction's pgx runner (the arrays are escaped by unnest, not by
+// the adapter).
+func rawChunks(tx sqlstore.Querier, rows [][]any, fn func(r pgRunner, c [][]any) error) error {
+	r := tx.(pgQuerier).r
+	for _, c := range sqlstore.ChunkRows(rows, len(rows), maxStatementBytes) {
+		if err := fn(r, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quote spells the shared statements' `quoted` names as PostgreSQL does.
+func quote(cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = strings.ReplaceAll(c, "`", `"`)
+	}
+	return out
+}
+
+// Insert implements sqlstore.Bulk.
+func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, cols []string, rows [][]any, key int) error {
+	cols = quote(cols)
+	return rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
+		from, arrays, err := unnest(cols, c, 1)
+		if err != nil {
+			return err
+		}
+		q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") SELECT * FROM " + from
+		if key > 0 {
+			set := make([]string, 0, len(cols)-key)
+			for _, col := range cols[key:] {
+				set = append(set, col+" = excluded."+col)
+			}
+			q += " ON CONFLICT (" + strings.Join(cols[:key], ", ") + ") DO UPDATE SET " + strings.Join(set, ", ")
+		}
+		_, err = r.Exec(ctx, q, arrays...)
+		return err
+	})
+}
+
+// Update implements sqlstore.Bulk.
+func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
+	match, set = quote(match), quote(set)
+	var n int64
+	err := rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
+		from, arrays, err := unnest(append(slices.Clone(match), set...), c, 1)
+		if err != nil {
+			return err
+		}
+		sets := make([]string, len(set))
+		for i, col := range set {
+			sets[i] = col + " = u." + col
+		}
+		conds := make([]string, len(match))
+		for i, col := range match {
+			conds[i] = "t." + col + " = u." + col
+		}
+		tag, err := r.Exec(ctx, "UPDATE "+table+" t SET "+strings.Join(sets, ", ")+" FROM "+from+" WHERE "+strings.Join(conds, " AND "), arrays...)
+		n += tag.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
+// Delete implements sqlstore.Bulk.
+func (engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, conds []string, rows [][]any) error {
+	cols, where := make([]string, len(conds)), make([]string, len(conds))
+	for i, c := range conds {
+		col, op := sqlstore.Cond(c)
+		cols[i] = quote([]string{col})[0]
+		where[i] = "t." + cols[i] + " " + op + " u." + cols[i]
+	}
+	return rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
+		from, arrays, err := unnest(cols, c, 1)
+		if err != nil {
+			return err
+		}
+		_, err = r.Exec(ctx, "DELETE FROM "+table+" t USING "+from+" WHERE "+strings.Join(where, " AND "), arrays...)
+		return err
+	})
+}
+
+// lockKeysSQL inserts the missing keys of $1 into record_keys and locks
+// the rows of all of them, in key order, without writing existing rows
+// (see the package documentation).
+const lockKeysSQL = `INSERT INTO record_keys (key) SELECT k FROM unnest($1::text[]) AS k ORDER BY k COLLATE "C"
+	ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false`
+
+// LockKeys implements sqlstore.Keys through record_keys.
+func (engine) LockKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, lockKeysSQL, keys)
+	return err
+}
+
+// TakeIDs takes ids from the sequence record_ids: concurrent callers
+// interleave, so the values are unique but need sorting.
+func (engine) TakeIDs(ctx context.Context, tx sqlstore.Querier, n int) ([]int64, error) {
+	ids, err := sqlstore.Collect[int64](tx.Query(ctx, `SELECT nextval('record_ids') FROM generate_series(1, $1)`, n))
+	slices.Sort(ids)
+	return ids, err
+}
+
+// deliveryShards is how many counter rows each source's deliveries are
+// spread over (see migrations/014_deliveries.sql).
+const deliveryShards = 8
+
+// CountDeliveries adds to the counters of one shard picked at random.
+func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []crawlkeeper.DeliveryCount) error {
+	src, n, dup := make([]string, len(ds)), make([]int64, len(ds)), make([]int64, len(ds))
+	for i, d := range ds {
+		src[i], n[i], dup[i] = d.Source, d.Deliveries, d.Duplicates
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO deliveries (source, shard, deliveries, duplicates)
+		SELECT s, $4, n, d FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(s, n, d) ORDER BY s COLLATE "C"
+		ON CONFLICT (source, shard) DO UPDATE SET deliveries = deliveries.deliveries + excluded.deliveries, duplicates = deliveries.duplicates + excluded.duplicates`,
+		src, n, dup, rand.IntN(deliveryShards))
+	return err
+}
