@@ -66,7 +66,7 @@ type Store struct {
 	// The columns of a whole record of each table, as a list and as
 	// names, and the narrow columns of an ingest's reads.
 	activeCols, archiveCols, narrow string
-	activeList, archiveList     []string
+	activeList, archiveList         []string
 }
 
 // New returns the store of an engine.
