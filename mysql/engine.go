@@ -68,3 +68,29 @@ func (engine) TitleMatch() (string, byte) { return `LOWER(title) LIKE LOWER(?) E
 func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)" }
 
 func (engine) StoredBytes(col string) string { return "length(" + col + ")" }
+
+// DueFrom forces the rule's index: the optimizer would otherwise scan the
+// primary key when a source filter looks selective.
+func (engine) DueFrom(col string) string { return "active FORCE INDEX (active_" + col + ")" }
+
+// DueAfter is the OR both servers turn into one index range; row value
+// comparisons are not used for ranges by older MySQL.
+func (engine) DueAfter(col string, at, id int64) (string, []any) {
+	return "(" + col + " > ? OR (" + col + " = ? AND id > ?))", []any{at, at, id}
+}
+
+// ReleaseKeys deletes the keys' rows of record_keys.
+func (engine) ReleaseKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
+	return sqlstore.Chunks(keys, func(c []string) error {
+		_, err := tx.Exec(ctx, "DELETE FROM record_keys WHERE `key` IN ("+sqlstore.In(len(c))+")", sqlstore.Args(c)...)
+		return err
+	})
+}
+
+func (engine) NextIDQuery() string { return `SELECT value FROM meta WHERE name = 'next_id'` }
+
+func (engine) Greatest() string { return "GREATEST" }
+
+func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+	return e.s.checkSearch(ctx, add)
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
@@ -218,4 +219,37 @@ func (engine) StoredBytes(col string) string { return "pg_column_size(" + col + 
 
 func (e engine) WriteMarks(ctx context.Context, tx sqlstore.Querier, marks []crawlkeeper.Mark) (func(), error) {
 	return e.s.writeMarks(ctx, tx.(pgQuerier).r.(pgx.Tx), marks)
+}
+
+func (engine) DueFrom(string) string { return "active" }
+
+// DueAfter is a row value, which PostgreSQL reads as one range of the
+// (column, id) index.
+func (engine) DueAfter(col string, at, id int64) (string, []any) {
+	return "(" + col + ", id) > (?, ?)", []any{at, id}
+}
+
+// ReleaseKeys deletes the keys' rows of record_keys.
+func (engine) ReleaseKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM record_keys WHERE key = ANY($1)`, keys)
+	return err
+}
+
+// Move archives in one statement inside PostgreSQL (see move.go).
+func (engine) Move(ctx context.Context, tx sqlstore.Querier, moves []crawlkeeper.Move, at time.Time) ([]int64, error) {
+	return move(ctx, tx.(pgQuerier).r.(pgx.Tx), moves, at.UnixMicro())
+}
+
+// NextIDQuery reads what the sequence hands out next without taking it.
+func (engine) NextIDQuery() string {
+	return `SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM record_ids`
+}
+
+func (engine) Greatest() string { return "GREATEST" }
+
+func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+	return e.s.checkSearch(ctx, add)
 }

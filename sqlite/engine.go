@@ -144,3 +144,40 @@ func (engine) TitleMatch() (string, byte) { return `title LIKE ? ESCAPE '\'`, '\
 func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)" }
 
 func (engine) StoredBytes(col string) string { return "length(" + col + ")" }
+
+// DueFrom names the rule's index: SQLite's planner would otherwise read
+// the table in id order when a source filter looks selective.
+func (engine) DueFrom(col string) string { return "active INDEXED BY active_" + col }
+
+// DueAfter is a row value, which keeps the plan a single range on the
+// index; the equivalent OR would make SQLite merge two ranges and sort.
+func (engine) DueAfter(col string, at, id int64) (string, []any) {
+	return "(" + col + ", id) > (?, ?)", []any{at, id}
+}
+
+// ReadDue returns the page as one text value: with the pure-Go driver
+// each row and column returned costs more than SQLite's own work per index
+// entry, so packing the page in SQL makes selection several times faster.
+// SQL does not promise that an aggregate sees a subquery's rows in its
+// order, so each row carries its rule column and parseDue puts the page in
+// (column, id) order; an ORDER BY inside group_concat would say the same
+// but make SQLite sort the page again (a third of the query's time on a
+// page of 10,000).
+func (e engine) ReadDue(ctx context.Context, query string, args []any) ([]crawlkeeper.DueRecord, error) {
+	var packed string
+	err := e.Reader().QueryRow(ctx, `SELECT coalesce(group_concat(id || ',' || version || ',' || last_updated_at || ',' || due_at, ';'), '') FROM (`+query+`)`, args...).Scan(&packed)
+	if err != nil {
+		return nil, err
+	}
+	return parseDue(packed)
+}
+
+func (engine) ReleaseKeys(context.Context, sqlstore.Querier, []string) error { return nil }
+
+func (engine) NextIDQuery() string { return `SELECT value FROM meta WHERE name = 'next_id'` }
+
+func (engine) Greatest() string { return "max" }
+
+func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+	return e.s.checkSearch(ctx, add)
+}

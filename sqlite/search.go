@@ -249,7 +249,7 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		}
 		found := 0
 		for _, p := range probes {
-			rows, err := s.r.QueryContext(ctx, p.query+` LIMIT ?`, maxViolations)
+			rows, err := s.r.QueryContext(ctx, p.query+` LIMIT ?`, sqlstore.MaxViolations)
 			if err != nil {
 				return fmt.Errorf("check search: %w", err)
 			}

@@ -21,6 +21,12 @@ type Keys interface {
 	// TakeIDs reserves n new record ids, in increasing order; an id is
 	// never handed out twice.
 	TakeIDs(ctx context.Context, tx Querier, n int) ([]int64, error)
+	// NextIDQuery reads the id the next new record gets, without taking
+	// it.
+	NextIDQuery() string
+	// ReleaseKeys releases the locks of keys no record holds any more
+	// (purged), where the engine keeps one per key.
+	ReleaseKeys(ctx context.Context, tx Querier, keys []string) error
 	// CountDeliveries adds a batch's deliveries to the per-source
 	// counters (given in source order, the order every ingest locks them
 	// in).

@@ -399,4 +399,7 @@ type Aggregates interface {
 	SumInt(expr string) string
 	// StoredBytes returns the bytes a stored value of a column takes.
 	StoredBytes(col string) string
+	// Greatest names the two-argument maximum (max on SQLite, GREATEST
+	// elsewhere).
+	Greatest() string
 }

@@ -1,9 +1,19 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
 )
+
+// Searcher is an engine's full-text search.
+type Searcher interface {
+	// CheckSearch verifies the engine's full-text index against the
+	// records and hands each violation to add.
+	CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error
+}
 
 // PrefixCols qualifies every column of a comma-separated list with alias,
 // for the search queries that join a full-text match to the records.

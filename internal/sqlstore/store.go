@@ -34,6 +34,8 @@ type Engine interface {
 	Aggregates
 	Keys
 	Bulk
+	Due
+	Searcher
 
 	// Name names the engine in messages ("SQLite", "PostgreSQL", ...).
 	Name() string
