@@ -2,12 +2,12 @@ package mysql
 
 import "github.com/crawlkeeper/crawlkeeper"
 
-// SearchSQL lets the tests check the plan of a search query.
-func SearchSQL(q crawlkeeper.SearchQuery) (string, []any, error) {
+// SearchSQL lets the tests check the plan of a search query on s.
+func SearchSQL(s *Store, q crawlkeeper.SearchQuery) (string, []any, error) {
 	p, err := q.Plan()
 	if err != nil {
 		return "", nil, err
 	}
-	query, args := searchSQL(p)
+	query, args := s.Store.SearchSQL(p)
 	return query, args, nil
 }

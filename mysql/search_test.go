@@ -22,7 +22,7 @@ func TestSearchUsesIndex(t *testing.T) {
 		{Text: "open", Order: crawlkeeper.SearchNewest},
 		{Text: "open", Archived: true},
 	} {
-		query, args, err := mysql.SearchSQL(q)
+		query, args, err := mysql.SearchSQL(s, q)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // Full-text search runs on a tsvector column generated from each record's
@@ -62,59 +60,31 @@ func tsqueryText(e *crawlkeeper.SearchExpr) string {
 	return strings.Join(terms, " & ")
 }
 
-// searchSQL renders a search plan as one query and its arguments. The
-// tsquery is the OR of the query parsed with each configuration in use, so
-// a record indexed with its source's language matches its own stems.
-func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
-	table, cols := "active", recordCols
+// SearchSQL implements sqlstore.Searcher. The tsquery is the OR of the
+// query parsed with each configuration in use, so a record indexed with
+// its source's language matches its own stems.
+func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, args []any) (string, []any) {
+	table := "active"
 	if p.Archived {
-		table, cols = "archive", archiveCols
+		table = "archive"
 	}
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	text := arg(tsqueryText(p.Expr))
+	text := tsqueryText(p.Expr)
 	langs := p.Languages
 	if len(langs) == 0 {
 		langs = []string{"simple"}
 	}
 	var tsq []string
+	var qargs []any
 	for _, l := range langs {
-		tsq = append(tsq, "to_tsquery("+arg(searchConfig(l))+"::regconfig, "+text+")")
+		tsq = append(tsq, "to_tsquery(?::regconfig, ?)")
+		qargs = append(qargs, searchConfig(l), text)
 	}
 	query := strings.Join(tsq, " || ")
-	where := []string{"search_tsv @@ q.q"}
-	if p.Source != "" {
-		where = append(where, "source = "+arg(enc(p.Source)))
-	}
-	if p.Round != "" {
-		where = append(where, "last_round = "+arg(enc(p.Round)))
-	}
-	if p.Target != "" {
-		where = append(where, "last_target = "+arg(enc(p.Target)))
-	}
-	if !p.Since.IsZero() {
-		where = append(where, "last_updated_at >= "+arg(p.Since.UnixMicro()))
-	}
-	if !p.Until.IsZero() {
-		where = append(where, "last_updated_at < "+arg(p.Until.UnixMicro()))
-	}
-	if !p.EventFrom.IsZero() {
-		where = append(where, "event_at >= "+arg(p.EventFrom.UnixMicro()))
-	}
-	if !p.EventTo.IsZero() {
-		where = append(where, "event_at < "+arg(p.EventTo.UnixMicro()))
-	}
-	tcols := sqlstore.PrefixCols(cols, "t")
+	where = append([]string{"search_tsv @@ q.q"}, where...)
+	args = append(qargs, args...)
 	if p.Order == crawlkeeper.SearchNewest {
-		if c := p.After; c != nil {
-			u, id := arg(c.UpdatedMicros), arg(c.ID)
-			where = append(where, "(last_updated_at < "+u+" OR (last_updated_at = "+u+" AND id < "+id+"))")
-		}
-		return `SELECT ` + tcols + `, 0::float8 FROM ` + table + ` t, (SELECT ` + query + ` AS q) q WHERE ` +
-			strings.Join(where, " AND ") + ` ORDER BY last_updated_at DESC, id DESC LIMIT ` + arg(p.Limit+1), args
+		return `SELECT ` + cols + `, 0::float8 FROM ` + table + ` t, (SELECT ` + query + ` AS q) q WHERE ` +
+			strings.Join(where, " AND ") + ` ORDER BY last_updated_at DESC, id DESC LIMIT ?`, append(args, p.Limit+1)
 	}
 	// The rank divides by the document's length (normalization 1, by one
 	// plus its logarithm), so a record whose title is the query outranks
@@ -122,79 +92,12 @@ func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	rank := "ts_rank(search_tsv, q.q, 1)::float8"
 	cursor := ""
 	if c := p.After; c != nil {
-		s, id := arg(c.Score), arg(c.ID)
-		cursor = " WHERE score < " + s + " OR (score = " + s + " AND id > " + id + ")"
+		cursor = " WHERE score < ? OR (score = ? AND id > ?)"
+		args = append(args, c.Score, c.Score, c.ID)
 	}
-	limit := arg(p.Limit + 1)
-	return `SELECT ` + tcols + `, m.score FROM (SELECT id, score FROM (SELECT id, ` + rank + ` AS score FROM ` + table + `, (SELECT ` + query + ` AS q) q WHERE ` +
-		strings.Join(where, " AND ") + `) r` + cursor + ` ORDER BY score DESC, id LIMIT ` + limit + `) m JOIN ` + table +
-		` t ON t.id = m.id ORDER BY m.score DESC, m.id`, args
-}
-
-// Search implements crawlkeeper.SearchStore.
-func (s *Store) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlkeeper.SearchPage, error) {
-	p, err := q.Plan()
-	if err != nil {
-		return nil, err
-	}
-	query, args := searchSQL(p)
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, s.wrap("search", err)
-	}
-	defer rows.Close()
-	var hits []crawlkeeper.SearchHit
-	for rows.Next() {
-		var score float64
-		r, err := scanRecord(extraRow{rows, []any{&score}}, p.Archived)
-		if err != nil {
-			return nil, s.wrap("search", err)
-		}
-		hits = append(hits, crawlkeeper.SearchHit{Record: r, Score: score})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("search", err)
-	}
-	return p.FinishPage(hits), nil
-}
-
-// extraRow scans a record row followed by extra columns.
-type extraRow struct {
-	row   interface{ Scan(dest ...any) error }
-	extra []any
-}
-
-func (e extraRow) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
-
-// SetSearchText implements crawlkeeper.SearchStore: one multi-row UPDATE
-// per table, conditioned on each record's version.
-func (s *Store) SetSearchText(ctx context.Context, updates []crawlkeeper.SearchTextUpdate) (int, error) {
-	n := 0
-	for _, archived := range []bool{false, true} {
-		var ids, versions []int64
-		var texts, configs []string
-		for _, u := range updates {
-			if u.Archived == archived {
-				ids, versions = append(ids, u.ID), append(versions, u.Version)
-				texts, configs = append(texts, u.Text), append(configs, searchConfig(u.Language))
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		table := "active"
-		if archived {
-			table = "archive"
-		}
-		tag, err := s.pool.Exec(ctx, `UPDATE `+table+` a SET search_text = u.text, search_config = u.config
-			FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) AS u(id, version, text, config)
-			WHERE a.id = u.id AND a.version = u.version`, ids, versions, texts, configs)
-		if err != nil {
-			return n, s.wrap("set search text", err)
-		}
-		n += int(tag.RowsAffected())
-	}
-	return n, nil
+	return `SELECT ` + cols + `, m.score FROM (SELECT id, score FROM (SELECT id, ` + rank + ` AS score FROM ` + table + `, (SELECT ` + query + ` AS q) q WHERE ` +
+		strings.Join(where, " AND ") + `) r` + cursor + ` ORDER BY score DESC, id LIMIT ?) m JOIN ` + table +
+		` t ON t.id = m.id ORDER BY m.score DESC, m.id`, append(args, p.Limit+1)
 }
 
 // checkSearch lists the records written before search existed, and checks
@@ -213,22 +116,8 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		if !valid {
 			add(crawlkeeper.Violation{Kind: "search_index", Message: fmt.Sprintf("the full-text index %s_search is missing or invalid: recreate it with REINDEX INDEX %s_search", table, table)})
 		}
-		rows, err := s.pool.Query(ctx, `SELECT id, key FROM `+table+` WHERE search_text IS NULL LIMIT 1000`)
-		if err != nil {
-			return fmt.Errorf("check search: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var key string
-			if err := rows.Scan(&id, &key); err != nil {
-				rows.Close()
-				return fmt.Errorf("check search: %w", err)
-			}
-			add(crawlkeeper.SearchMissing(table, id, dec(key)))
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("check search: %w", err)
+		if err := s.SearchTextMissing(ctx, table, add); err != nil {
+			return s.wrap("check search", err)
 		}
 	}
 	return nil

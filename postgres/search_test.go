@@ -33,7 +33,7 @@ func TestSearchUsesIndex(t *testing.T) {
 		{Text: "open", Order: crawlkeeper.SearchNewest, Until: storetest.T0},
 		{Text: "open", Archived: true},
 	} {
-		query, args, err := postgres.SearchSQL(q)
+		query, args, err := postgres.SearchSQL(s, q)
 		if err != nil {
 			t.Fatal(err)
 		}

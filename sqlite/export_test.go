@@ -8,12 +8,12 @@ import (
 // RecentLifetimesQuery lets the tests check the query's plan.
 const RecentLifetimesQuery = sqlstore.RecentLifetimesQuery
 
-// SearchSQL lets the tests check the plan of a search query.
-func SearchSQL(q crawlkeeper.SearchQuery) (string, []any, error) {
+// SearchSQL lets the tests check the plan of a search query on s.
+func SearchSQL(s *Store, q crawlkeeper.SearchQuery) (string, []any, error) {
 	p, err := q.Plan()
 	if err != nil {
 		return "", nil, err
 	}
-	query, args := searchSQL(p)
+	query, args := s.Store.SearchSQL(p)
 	return query, args, nil
 }

@@ -46,128 +46,47 @@ func ftsMatch(e *crawlkeeper.SearchExpr) string {
 	return out
 }
 
-// Search implements crawlkeeper.SearchStore. By relevance, the FTS5 index
+// SearchSQL implements sqlstore.Searcher. By relevance, the FTS5 index
 // yields the matching ids with their BM25 score, the page's ids are sorted
 // out of those alone, and only the page's records are joined by primary
-// key; by newest, the matching ids filter the records table.
-// Either way the index does the matching and SQLite's planner never scans
-// the records table (see TestSearchUsesIndex).
-func (s *Store) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlkeeper.SearchPage, error) {
-	p, err := q.Plan()
-	if err != nil {
-		return nil, err
-	}
-	query, args := searchSQL(p)
-	st, err := s.readStmt(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	defer rows.Close()
-	var hits []crawlkeeper.SearchHit
-	for rows.Next() {
-		var score float64
-		r, err := scanRecordAnd(rows, p.Archived, &score)
-		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
-		hits = append(hits, crawlkeeper.SearchHit{Record: r, Score: score})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	return p.FinishPage(hits), nil
-}
-
-// searchSQL renders a search plan as one query and its arguments.
-func searchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
-	table, cols := "active", recordCols
+// key; by newest, the matching ids filter the records table. Either way
+// the index does the matching and SQLite's planner never scans the
+// records table (see TestSearchUsesIndex).
+func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, args []any) (string, []any) {
+	table := "active"
 	if p.Archived {
-		table, cols = "archive", archiveCols
+		table = "archive"
 	}
 	fts := table + "_search"
-	where, args := []string{}, []any{}
-	filter := func(cond string, a ...any) {
-		where = append(where, cond)
-		args = append(args, a...)
-	}
-	if p.Source != "" {
-		filter("t.source = ?", p.Source)
-	}
-	if p.Round != "" {
-		filter("t.last_round = ?", p.Round)
-	}
-	if p.Target != "" {
-		filter("t.last_target = ?", p.Target)
-	}
-	if !p.Since.IsZero() {
-		filter("t.last_updated_at >= ?", p.Since.UnixMicro())
-	}
-	if !p.Until.IsZero() {
-		filter("t.last_updated_at < ?", p.Until.UnixMicro())
-	}
-	if !p.EventFrom.IsZero() {
-		filter("t.event_at >= ?", p.EventFrom.UnixMicro())
-	}
-	if !p.EventTo.IsZero() {
-		filter("t.event_at < ?", p.EventTo.UnixMicro())
-	}
-	match := ftsMatch(p.Expr)
-	var query string
+	args = append([]any{ftsMatch(p.Expr)}, args...)
 	if p.Order == crawlkeeper.SearchNewest {
-		if c := p.After; c != nil {
-			filter("(t.last_updated_at < ? OR (t.last_updated_at = ? AND t.id < ?))", c.UpdatedMicros, c.UpdatedMicros, c.ID)
-		}
-		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, 0 FROM ` + table + ` t WHERE t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`
-		args = append([]any{match}, args...)
+		query := `SELECT ` + cols + `, 0 FROM ` + table + ` t WHERE t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`
 		for _, w := range where {
 			query += " AND " + w
 		}
-		query += ` ORDER BY t.last_updated_at DESC, t.id DESC LIMIT ?`
-	} else {
-		// The index ranks and sorts the matching ids alone, and only the
-		// page's records are read whole: joining every match's full row
-		// before the sort costs most of a common word's query. The
-		// records table joins the inner query only when a filter needs
-		// its columns.
-		score := `-bm25(` + fts + `)`
-		// Every filter so far is on a records column.
-		joinRecords := len(where) > 0
-		if c := p.After; c != nil {
-			filter("("+score+" < ? OR ("+score+" = ? AND "+fts+".rowid > ?))", c.Score, c.Score, c.ID)
-		}
-		inner := `SELECT ` + fts + `.rowid AS id, ` + score + ` AS score FROM ` + fts
-		if joinRecords {
-			inner += ` JOIN ` + table + ` t ON t.id = ` + fts + `.rowid`
-		}
-		inner += ` WHERE ` + fts + ` MATCH ?`
-		for _, w := range where {
-			inner += " AND " + w
-		}
-		inner += ` ORDER BY score DESC, id LIMIT ?`
-		args = append([]any{match}, args...)
-		args = append(args, p.Limit+1)
-		query = `SELECT ` + sqlstore.PrefixCols(cols, "t") + `, f.score FROM (` + inner + `) f JOIN ` + table + ` t ON t.id = f.id ORDER BY f.score DESC, t.id`
-		return query, args
+		return query + ` ORDER BY t.last_updated_at DESC, t.id DESC LIMIT ?`, append(args, p.Limit+1)
 	}
-	args = append(args, p.Limit+1)
-	return query, args
+	// The index ranks and sorts the matching ids alone, and only the
+	// page's records are read whole: joining every match's full row before
+	// the sort costs most of a common word's query. The records table
+	// joins the inner query only when a filter needs its columns (every
+	// filter so far is on a records column).
+	score := `-bm25(` + fts + `)`
+	inner := `SELECT ` + fts + `.rowid AS id, ` + score + ` AS score FROM ` + fts
+	if len(where) > 0 {
+		inner += ` JOIN ` + table + ` t ON t.id = ` + fts + `.rowid`
+	}
+	if c := p.After; c != nil {
+		where = append(where, "("+score+" < ? OR ("+score+" = ? AND "+fts+".rowid > ?))")
+		args = append(args, c.Score, c.Score, c.ID)
+	}
+	inner += ` WHERE ` + fts + ` MATCH ?`
+	for _, w := range where {
+		inner += " AND " + w
+	}
+	inner += ` ORDER BY score DESC, id LIMIT ?`
+	return `SELECT ` + cols + `, f.score FROM (` + inner + `) f JOIN ` + table + ` t ON t.id = f.id ORDER BY f.score DESC, t.id`, append(args, p.Limit+1)
 }
-
-// scanRecordAnd reads a record row followed by extra columns.
-func scanRecordAnd(rows rowScanner, archived bool, extra ...any) (*crawlkeeper.Record, error) {
-	return scanRecord(extraScanner{rows, extra}, archived)
-}
-
-type extraScanner struct {
-	row   rowScanner
-	extra []any
-}
-
-func (e extraScanner) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
 
 // commitWrite applies the transaction's search_pending notes to the FTS5
 // indexes, then commits. Every write transaction that inserts, deletes or
@@ -194,39 +113,6 @@ func (s *Store) commitWrite(ctx context.Context, tx *sql.Tx) error {
 		}
 	}
 	return tx.Commit()
-}
-
-// SetSearchText implements crawlkeeper.SearchStore; the triggers update
-// the index.
-func (s *Store) SetSearchText(ctx context.Context, updates []crawlkeeper.SearchTextUpdate) (int, error) {
-	if len(updates) == 0 {
-		return 0, nil
-	}
-	tx, err := s.beginWrite(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("set search text: %w", err)
-	}
-	defer tx.Rollback()
-	w := s.newWriter(ctx, tx)
-	defer w.close()
-	n := 0
-	for _, u := range updates {
-		table := "active"
-		if u.Archived {
-			table = "archive"
-		}
-		res, err := w.exec(`UPDATE `+table+` SET search_text = ? WHERE id = ? AND version = ?`, u.Text, u.ID, u.Version)
-		if err != nil {
-			return 0, fmt.Errorf("set search text %d: %w", u.ID, err)
-		}
-		k, _ := res.RowsAffected()
-		n += int(k)
-	}
-	w.close()
-	if err := s.commitWrite(ctx, tx); err != nil {
-		return 0, fmt.Errorf("set search text: commit: %w", err)
-	}
-	return n, nil
 }
 
 // checkSearch verifies both FTS5 indexes against their tables: every

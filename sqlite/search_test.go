@@ -23,7 +23,7 @@ func TestSearchUsesIndex(t *testing.T) {
 		{Text: "open", Order: crawlkeeper.SearchNewest},
 		{Text: "open", Archived: true, EventFrom: storetest.T0},
 	} {
-		query, args, err := sqlite.SearchSQL(q)
+		query, args, err := sqlite.SearchSQL(s, q)
 		if err != nil {
 			t.Fatal(err)
 		}
