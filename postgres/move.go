@@ -24,6 +24,10 @@ import (
 // frames, and rows archived now read back alike on every path (records,
 // export, restore, revival).
 
+// recordCols are the columns shared by active and archive, as the shared
+// store writes them (sqlstore's recordCols, in PostgreSQL's spelling).
+const recordCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config, last_round, last_target`
+
 // moveSQL moves the records of $1..$4 and $7 (id, version,
 // last_updated_at, reason, event cutoff or NULL) whose keys are among $5,
 // archived at $6, and returns their ids. A move of the event rule also
