@@ -24,16 +24,15 @@ import (
 // frames, and rows archived now read back alike on every path (records,
 // export, restore, revival).
 
-// recordCols are the columns shared by active and archive, as the shared
-// store writes them (sqlstore's recordCols, in PostgreSQL's spelling).
-const recordCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config, last_round, last_target`
-
 // moveSQL moves the records of $1..$4 and $7 (id, version,
 // last_updated_at, reason, event cutoff or NULL) whose keys are among $5,
 // archived at $6, and returns their ids. A move of the event rule also
 // checks that the record's event_at is still at or before the cutoff
 // (crawlkeeper.Move.EventStillDue).
-const moveSQL = `WITH u AS (
+// The columns are the shared store's (sqlstore.Store.RecordCols), so a
+// column the records gain moves with them.
+func moveSQL(recordCols string) string {
+	return `WITH u AS (
 		SELECT DISTINCT ON (u.id) u.id, u.version, u.updated, u.reason, u.ecut
 		FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $7::bigint[]) WITH ORDINALITY AS u(id, version, updated, reason, ecut, ord)
 		JOIN active x ON x.id = u.id AND x.version = u.version AND x.last_updated_at = u.updated AND (u.ecut IS NULL OR x.event_at <= u.ecut)
@@ -45,6 +44,7 @@ const moveSQL = `WITH u AS (
 	INSERT INTO archive (` + recordCols + `, item_bytes, archived_at, archive_reason)
 	SELECT ` + recordCols + `, length(item), $6, reason FROM m
 	RETURNING id`
+}
 
 // lockKeys locks the keys of the records with ids in table (see the
 // package comment) and returns them as stored. A record that enters the
@@ -62,7 +62,7 @@ func lockKeys(ctx context.Context, tx pgx.Tx, table string, ids []int64) ([]stri
 
 // move archives the records of moves still in their selected state, in
 // tx, and returns their ids in the order of moves.
-func move(ctx context.Context, tx pgx.Tx, moves []crawlkeeper.Move, at int64) ([]int64, error) {
+func move(ctx context.Context, tx pgx.Tx, recordCols string, moves []crawlkeeper.Move, at int64) ([]int64, error) {
 	n := len(moves)
 	ids, versions, updated, reasons := make([]int64, n), make([]int64, n), make([]int64, n), make([]string, n)
 	ecuts := make([]*int64, n)
@@ -77,7 +77,7 @@ func move(ctx context.Context, tx pgx.Tx, moves []crawlkeeper.Move, at int64) ([
 	if err != nil || len(keys) == 0 {
 		return []int64{}, err
 	}
-	rows, err := tx.Query(ctx, moveSQL, ids, versions, updated, reasons, keys, at, ecuts)
+	rows, err := tx.Query(ctx, moveSQL(recordCols), ids, versions, updated, reasons, keys, at, ecuts)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,10 @@ func (s *Store) recordCols() string {
 		"event_at, date_errors, processed_at, processed_version, processed_chain, derived, " + s.e.SearchCols() + ", last_round, last_target"
 }
 
+// RecordCols returns the columns of a record shared by active and
+// archive, for statements an engine writes itself.
+func (s *Store) RecordCols() string { return s.activeCols }
+
 // cols returns the columns of table's records: with the archive's own at
 // the end for the archive.
 func (s *Store) cols(archived bool) string {
