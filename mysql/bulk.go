@@ -127,10 +127,6 @@ func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []cra
 	return nil
 }
 
-func (e engine) WriteMarks(ctx context.Context, tx sqlstore.Querier, marks []crawlkeeper.Mark) (func(), error) {
-	return e.s.writeMarks(ctx, tx.(mysqlTx).tx, marks)
-}
-
 // mysqlTx is a transaction's Querier that keeps the transaction, for the
 // writes still made on it directly.
 type mysqlTx struct {

@@ -94,8 +94,6 @@ type Store struct {
 	// mariaDB is set when the server is MariaDB.
 	mariaDB    bool
 	durability crawlkeeper.Durability
-	// marker commits ingest marks with the records (see SetTxMarker).
-	marker sqlstore.Marker
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)

@@ -94,3 +94,26 @@ func (engine) Greatest() string { return "GREATEST" }
 func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	return e.s.checkSearch(ctx, add)
 }
+
+// View runs fn in a read-only REPEATABLE READ transaction: one snapshot
+// (InnoDB's consistent read), and writers never wait for it.
+func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
+	tx, err := e.s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return e.Wrap(what, err)
+	}
+	defer tx.Rollback()
+	return e.Wrap(what, fn(sqlstore.SQL(tx)))
+}
+
+// MonitorName is bytes: the name columns are VARBINARY.
+func (engine) MonitorName(name string) any { return []byte(name) }
+
+// maxChunk bounds one stored chunk of a log entry or snapshot part,
+// whatever the server allows, so rows stay modest in memory.
+const maxChunk = 8 << 20
+
+// MonitorChunk is half a statement (binary values may double when
+// escaped), at most maxChunk: a part of a large round never fails with
+// "packet too large".
+func (e engine) MonitorChunk() int { return min(max((e.s.maxStatement-4096)/2, 64<<10), maxChunk) }

@@ -85,8 +85,6 @@ type Store struct {
 	// where names the server in messages, without the password.
 	where      string
 	durability crawlkeeper.Durability
-	// marker commits ingest marks with the records (see SetTxMarker).
-	marker sqlstore.Marker
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)

@@ -217,10 +217,6 @@ func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0
 
 func (engine) StoredBytes(col string) string { return "pg_column_size(" + col + ")" }
 
-func (e engine) WriteMarks(ctx context.Context, tx sqlstore.Querier, marks []crawlkeeper.Mark) (func(), error) {
-	return e.s.writeMarks(ctx, tx.(pgQuerier).r.(pgx.Tx), marks)
-}
-
 func (engine) DueFrom(string) string { return "active" }
 
 // DueAfter is a row value, which PostgreSQL reads as one range of the
@@ -253,3 +249,18 @@ func (engine) Greatest() string { return "GREATEST" }
 func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	return e.s.checkSearch(ctx, add)
 }
+
+// View runs fn in a read-only REPEATABLE READ transaction: one snapshot,
+// and writers never wait for it.
+func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
+	err := pgx.BeginTxFunc(ctx, e.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		return fn(pgQuerier{tx})
+	})
+	return e.Wrap(what, err)
+}
+
+// MonitorName is bytes: targets and rounds are any bytes without control
+// characters, not necessarily UTF-8, and the name columns are bytea.
+func (engine) MonitorName(name string) any { return []byte(name) }
+
+func (engine) MonitorChunk() int { return 0 }

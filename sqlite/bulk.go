@@ -138,7 +138,3 @@ func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []cra
 	}
 	return nil
 }
-
-func (e engine) WriteMarks(ctx context.Context, tx sqlstore.Querier, marks []crawlkeeper.Mark) (func(), error) {
-	return e.s.writeMarks(ctx, tx.(*writer).tx, marks)
-}

@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -46,9 +45,6 @@ type Store struct {
 	// w is the single writer connection; r is a pool of readers.
 	w *sql.DB
 	r *sql.DB
-
-	// marker commits ingest marks with the records (see SetTxMarker).
-	marker atomic.Pointer[markerBox]
 
 	// stmts caches prepared statements of hot read queries on r.
 	stmtMu sync.Mutex

@@ -181,3 +181,19 @@ func (engine) Greatest() string { return "max" }
 func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	return e.s.checkSearch(ctx, add)
 }
+
+// View runs fn in a read transaction on a reader connection: WAL gives it
+// one snapshot.
+func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
+	tx, err := e.s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return e.Wrap(what, err)
+	}
+	defer tx.Rollback()
+	return e.Wrap(what, fn(sqlstore.SQL(tx)))
+}
+
+// MonitorName is text: the monitor's name columns are TEXT.
+func (engine) MonitorName(name string) any { return name }
+
+func (engine) MonitorChunk() int { return 0 }

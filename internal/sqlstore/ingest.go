@@ -31,10 +31,6 @@ type Keys interface {
 	// counters (given in source order, the order every ingest locks them
 	// in).
 	CountDeliveries(ctx context.Context, tx Querier, ds []crawlkeeper.DeliveryCount) error
-	// WriteMarks appends a batch's crawl marks inside its transaction
-	// and returns the function to call once it committed (nil when there
-	// is nothing to do).
-	WriteMarks(ctx context.Context, tx Querier, marks []crawlkeeper.Mark) (func(), error)
 }
 
 // Ingest implements crawlkeeper.Store: the whole batch is one
@@ -69,7 +65,7 @@ func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			return err
 		}
 		res = r
-		marked, err = s.e.WriteMarks(ctx, tx, b.Marks)
+		marked, err = s.writeMarks(ctx, tx, b.Marks)
 		return err
 	})
 	if err != nil {

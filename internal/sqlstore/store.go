@@ -36,6 +36,7 @@ type Engine interface {
 	Bulk
 	Due
 	Searcher
+	Monitor
 
 	// Name names the engine in messages ("SQLite", "PostgreSQL", ...).
 	Name() string
@@ -65,6 +66,8 @@ type Engine interface {
 // Store implements crawlkeeper.Store on an Engine.
 type Store struct {
 	e Engine
+	// marker commits ingest marks with the records (SetTxMarker).
+	marker Marker
 	// The columns of a whole record of each table, as a list and as
 	// names, and the narrow columns of an ingest's reads.
 	activeCols, archiveCols, narrow string
