@@ -63,11 +63,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -298,38 +294,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := path.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		var n int
-		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if n > 0 {
-			continue
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		for _, stmt := range statements(string(body)) {
+	return sqlstore.Migrate(ctx, sqlstore.SQL(conn), migrations, func(v int, _, body string) error {
+		for _, stmt := range statements(body) {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil && !alreadyApplied(err) {
-				return fmt.Errorf("migrate %s: %w", base, err)
+				return err
 			}
 		}
-		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro()); err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
-	}
-	return nil
+		_, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro())
+		return err
+	})
 }
 
 // alreadyApplied reports whether a migration statement failed because

@@ -57,11 +57,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -221,42 +217,17 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := path.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM schema_migrations WHERE version = $1`, v).Scan(&n); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if n > 0 {
-			continue
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
-		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	return sqlstore.Migrate(ctx, pgQuerier{conn}, migrations, func(v int, _, body string) error {
+		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			// Without arguments pgx uses the simple protocol, which runs
 			// every statement of the file.
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if _, err := tx.Exec(ctx, body); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)`, v, time.Now().UnixMicro())
 			return err
 		})
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
-	}
-	return nil
+	})
 }
 
 // maxAttempts bounds how often a transaction that lost a deadlock or a

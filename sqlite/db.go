@@ -16,13 +16,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -264,43 +260,18 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		base := filepath.Base(name)
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: name must start with a number", base)
-		}
-		var n int
-		if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, v).Scan(&n); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if n > 0 {
-			continue
-		}
-		body, err := migrations.ReadFile(name)
+	return sqlstore.Migrate(ctx, sqlstore.SQL(s.w), migrations, func(v int, _, body string) error {
+		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate %s: %w", base, err)
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, body); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro()); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate %s: %w", base, err)
+			return err
 		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
-	}
-	return nil
+		return tx.Commit()
+	})
 }
