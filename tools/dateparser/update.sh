@@ -7,13 +7,15 @@
 # Why: the library compiles about 4,600 regular expressions and builds
 # every locale's tables in package init, which costs every crawlkeeper
 # command about half a second and 90 MB before it starts, even `help`.
-# Two changes move that work to the first date the library reads:
+# These changes move that work to the first date the library reads:
 #   - lazy.patch: the library's own regexp wrapper (internal/regexp)
-#     compiles each expression on its first use, once (sync.Once), and
-#     GetLocaleData builds the locale tables before its first answer;
+#     compiles each expression on its first use, once (sync.Once);
+#     GetLocaleData builds the locale tables before its first answer; the
+#     timezone tables and the calendars' data.json are sync.OnceValues;
 #   - below: each locale file's init becomes a function that
 #     loadLocales (generated here) runs once, in the order package init
-#     ran them (file names in order), so the tables are the same.
+#     ran them (file names in order), so the tables are the same; the
+#     timezone list becomes a sync.OnceValue.
 # What the library reads is unchanged: the dates tests and the corpus
 # check it (go test ./dates; go test -run 'TestCorpus$' ./dates).
 #
@@ -51,6 +53,16 @@ mkdir -p "$out"
 done
 
 patch --quiet --no-backup-if-mismatch -d "$out" -p1 <"$patchfile"
+
+# The timezone list, a literal of maps built in package init, becomes a
+# sync.OnceValue; gofmt indents its 470 lines, which a patch would repeat.
+tz="$out/internal/timezone/timezones.go"
+if ! grep -q '^var timezoneInfoList = \[\]Info{$' "$tz" || [ "$(tail -n 1 "$tz")" != "}" ]; then
+	echo "update.sh: $tz changed shape: check the new version by hand" >&2
+	exit 1
+fi
+sed -i -e 's/^var timezoneInfoList = \[\]Info{$/var timezoneInfoList = sync.OnceValue(func() []Info {\n\treturn []Info{/' -e '$s/^}$/}\n})/' "$tz"
+gofmt -w "$tz"
 
 # Each locale file (internal/data/[a-z]*.go, generated upstream) has one
 # init that builds its locales; it becomes loadLocale_<file>.

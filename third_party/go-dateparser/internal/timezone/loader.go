@@ -11,7 +11,7 @@ import (
 func Load(name string) (*time.Location, error) {
 	// Check if name exists in known timezone list
 	upperName := strings.ToUpper(name)
-	for _, info := range timezoneInfoList {
+	for _, info := range timezoneInfoList() {
 		if offset, exist := info.Timezones[upperName]; exist {
 			return time.FixedZone(name, offset), nil
 		}

@@ -5,9 +5,9 @@ import (
 	"unicode/utf8"
 )
 
-var timezoneWords = func() map[string]struct{} {
+func buildTimezoneWords() map[string]struct{} {
 	words := map[string]struct{}{}
-	for _, info := range timezoneInfoList {
+	for _, info := range timezoneInfoList() {
 		for name := range info.Timezones {
 			if !strings.ContainsAny(name, "+-") {
 				words[strings.ToUpper(name)] = struct{}{}
@@ -15,17 +15,17 @@ var timezoneWords = func() map[string]struct{} {
 		}
 	}
 	return words
-}()
+}
 
 func IsTimezoneToken(token string) bool {
-	return rxTimezoneToken.MatchString(strings.TrimSpace(token))
+	return tables().rxTimezoneToken.MatchString(strings.TrimSpace(token))
 }
 
 // PopTzOffset extracts timezone data from str then return the
 // str with the timezone code removed.
 func PopTzOffset(str string) (string, OffsetData) {
-	if couldContainTimezone(str) && rxSearchIgnoreCase.MatchString(str) {
-		for _, offsetData := range timezoneOffsets {
+	if couldContainTimezone(str) && tables().rxSearchIgnoreCase.MatchString(str) {
+		for _, offsetData := range tables().offsets {
 			idxs := offsetData.Regex.FindStringIndex(str)
 			if len(idxs) == 0 {
 				continue
@@ -64,7 +64,7 @@ func couldContainTimezone(input string) bool {
 			word[end-index] = character
 			end++
 		}
-		if _, exists := timezoneWords[string(word[:end-index])]; exists {
+		if _, exists := tables().words[string(word[:end-index])]; exists {
 			return true
 		}
 	}
@@ -78,5 +78,5 @@ func isASCIITimezoneLetter(character byte) bool {
 
 // WordIsTz check if the specified word is a timezone code.
 func WordIsTz(word string) bool {
-	return rxSearch.MatchString(word)
+	return tables().rxSearch.MatchString(word)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/markusmobius/go-dateparser/internal/regexp"
 )
@@ -18,13 +19,27 @@ func (tod OffsetData) IsZero() bool {
 	return tod.Name == "" && tod.Regex == nil && tod.Offset == 0
 }
 
-var timezoneOffsets, rxSearch, rxSearchIgnoreCase, rxTimezoneToken = func() ([]OffsetData, *regexp.Regexp, *regexp.Regexp, *regexp.Regexp) {
+// offsetTables are the offsets and the search expressions of every
+// timezone name, built on first use rather than in package init, which
+// every program linking the library would pay for.
+type offsetTables struct {
+	offsets                                       []OffsetData
+	rxSearch, rxSearchIgnoreCase, rxTimezoneToken *regexp.Regexp
+	words                                         map[string]struct{}
+}
+
+var tables = sync.OnceValue(func() *offsetTables {
+	offsets, rxSearch, rxSearchIgnoreCase, rxTimezoneToken := buildOffsets()
+	return &offsetTables{offsets, rxSearch, rxSearchIgnoreCase, rxTimezoneToken, buildTimezoneWords()}
+})
+
+func buildOffsets() ([]OffsetData, *regexp.Regexp, *regexp.Regexp, *regexp.Regexp) {
 	// Process timezone info list
 	offsets := []OffsetData{}
 	regexPatterns := map[string]struct{}{}
 	searchPatterns := map[string]struct{}{}
 
-	for _, tzInfo := range timezoneInfoList {
+	for _, tzInfo := range timezoneInfoList() {
 		for _, pattern := range tzInfo.RegexPatterns {
 			// Main pattern
 			for tzName, offset := range tzInfo.Timezones {
@@ -75,4 +90,4 @@ var timezoneOffsets, rxSearch, rxSearchIgnoreCase, rxTimezoneToken = func() ([]O
 	rxSearch := regexp.MustCompile(strSearchPatterns)
 	rxSearchIgnoreCase := regexp.MustCompile("(?i)" + strSearchPatterns)
 	return offsets, rxSearch, rxSearchIgnoreCase, regexp.MustCompile("(?i)^(?:" + strSearchPatterns + ")$")
-}()
+}

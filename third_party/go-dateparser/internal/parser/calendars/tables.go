@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -19,7 +20,8 @@ type calendarData struct {
 	GregorianMax int   `json:"gregorian_max"`
 }
 
-var data = func() struct {
+// data is decoded from data.json on first use rather than in package init.
+var data = sync.OnceValue(func() struct {
 	Jalali calendarData `json:"jalali"`
 	Hijri  calendarData `json:"hijri"`
 } {
@@ -31,7 +33,7 @@ var data = func() struct {
 		panic(err)
 	}
 	return result
-}()
+})
 
 var (
 	errJalaliRange = errors.New("date is outside the supported Jalali range")
@@ -52,25 +54,25 @@ func gregorianParts(day int) ([3]int, error) {
 
 func JalaliFromGregorian(value time.Time) ([3]int, error) {
 	day := gregorianDay(value)
-	if day < data.Jalali.GregorianMin || day > data.Jalali.GregorianMax {
+	if day < data().Jalali.GregorianMin || day > data().Jalali.GregorianMax {
 		return [3]int{}, errJalaliRange
 	}
-	index := sort.Search(len(data.Jalali.YearStarts), func(index int) bool {
-		return data.Jalali.YearStarts[index] > day
+	index := sort.Search(len(data().Jalali.YearStarts), func(index int) bool {
+		return data().Jalali.YearStarts[index] > day
 	}) - 1
-	remaining := day - data.Jalali.YearStarts[index]
+	remaining := day - data().Jalali.YearStarts[index]
 	month, monthDay := remaining/31+1, remaining%31+1
 	if remaining >= 186 {
 		month, monthDay = (remaining-186)/30+7, (remaining-186)%30+1
 	}
-	return [3]int{data.Jalali.FirstYear + index, month, monthDay}, nil
+	return [3]int{data().Jalali.FirstYear + index, month, monthDay}, nil
 }
 
 func JalaliToGregorian(year, month, day int) ([3]int, error) {
-	if year < data.Jalali.FirstYear || year >= data.Jalali.FirstYear+len(data.Jalali.YearStarts) || month < 1 || month > 12 || day < 1 {
+	if year < data().Jalali.FirstYear || year >= data().Jalali.FirstYear+len(data().Jalali.YearStarts) || month < 1 || month > 12 || day < 1 {
 		return [3]int{}, errJalaliRange
 	}
-	start := data.Jalali.YearStarts[year-data.Jalali.FirstYear]
+	start := data().Jalali.YearStarts[year-data().Jalali.FirstYear]
 	monthDays := (month - 1) * 31
 	if month > 7 {
 		monthDays = (month-1)*30 + 6
@@ -79,7 +81,7 @@ func JalaliToGregorian(year, month, day int) ([3]int, error) {
 }
 
 func JalaliMonthLength(year, month int) (int, error) {
-	if year < data.Jalali.FirstYear || year >= data.Jalali.FirstYear+len(data.Jalali.YearStarts) || month < 1 || month > 12 {
+	if year < data().Jalali.FirstYear || year >= data().Jalali.FirstYear+len(data().Jalali.YearStarts) || month < 1 || month > 12 {
 		return 0, errJalaliRange
 	}
 	if month <= 6 {
@@ -88,29 +90,29 @@ func JalaliMonthLength(year, month int) (int, error) {
 	if month < 12 {
 		return 30, nil
 	}
-	index := year - data.Jalali.FirstYear
-	if index+1 >= len(data.Jalali.YearStarts) {
+	index := year - data().Jalali.FirstYear
+	if index+1 >= len(data().Jalali.YearStarts) {
 		return 0, errJalaliRange
 	}
-	return data.Jalali.YearStarts[index+1] - data.Jalali.YearStarts[index] - 336, nil
+	return data().Jalali.YearStarts[index+1] - data().Jalali.YearStarts[index] - 336, nil
 }
 
 func HijriFromGregorian(value time.Time) ([3]int, error) {
 	day := gregorianDay(value)
-	if day < data.Hijri.GregorianMin || day > data.Hijri.GregorianMax {
+	if day < data().Hijri.GregorianMin || day > data().Hijri.GregorianMax {
 		return [3]int{}, errHijriRange
 	}
-	index := sort.Search(len(data.Hijri.MonthStarts), func(index int) bool {
-		return data.Hijri.MonthStarts[index] > day
+	index := sort.Search(len(data().Hijri.MonthStarts), func(index int) bool {
+		return data().Hijri.MonthStarts[index] > day
 	}) - 1
-	return [3]int{data.Hijri.FirstYear + index/12, index%12 + 1, day - data.Hijri.MonthStarts[index] + 1}, nil
+	return [3]int{data().Hijri.FirstYear + index/12, index%12 + 1, day - data().Hijri.MonthStarts[index] + 1}, nil
 }
 
 func hijriIndex(year, month int) (int, error) {
-	if year < data.Hijri.FirstYear || year >= data.Hijri.FirstYear+(len(data.Hijri.MonthStarts)-1)/12 || month < 1 || month > 12 {
+	if year < data().Hijri.FirstYear || year >= data().Hijri.FirstYear+(len(data().Hijri.MonthStarts)-1)/12 || month < 1 || month > 12 {
 		return 0, errHijriRange
 	}
-	return (year-data.Hijri.FirstYear)*12 + month - 1, nil
+	return (year-data().Hijri.FirstYear)*12 + month - 1, nil
 }
 
 func HijriToGregorian(year, month, day int) ([3]int, error) {
@@ -118,7 +120,7 @@ func HijriToGregorian(year, month, day int) ([3]int, error) {
 	if err != nil || day < 1 {
 		return [3]int{}, errHijriRange
 	}
-	return gregorianParts(data.Hijri.MonthStarts[index] + day - 1)
+	return gregorianParts(data().Hijri.MonthStarts[index] + day - 1)
 }
 
 func HijriMonthLength(year, month int) (int, error) {
@@ -126,5 +128,5 @@ func HijriMonthLength(year, month int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return data.Hijri.MonthStarts[index+1] - data.Hijri.MonthStarts[index], nil
+	return data().Hijri.MonthStarts[index+1] - data().Hijri.MonthStarts[index], nil
 }
