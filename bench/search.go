@@ -42,8 +42,9 @@ var Search = Measurement{Names: []string{"search_p50", "ingest_new_search"}, Run
 // vocabulary is the pseudo-words of the search corpus, most frequent
 // first: syllables in a fixed order, so every word is distinct, looks
 // like a word (three to eight letters), and no word is a prefix of
-// another of the same length.
-var vocabulary = func() []string {
+// another of the same length. It is built on first use, not in package
+// init, which every crawlkeeper command would pay for.
+var vocabulary = sync.OnceValue(func() []string {
 	cons := "bdfgklmnprstvz"
 	vows := "aeiou"
 	out := make([]string, 0, 50_000)
@@ -71,10 +72,10 @@ var vocabulary = func() []string {
 		}
 	}
 	return out
-}()
+})
 
 // zipf draws word ranks with the skew of natural text.
-func zipf(r *rand.Rand) *rand.Zipf { return rand.NewZipf(r, 1.07, 2, uint64(len(vocabulary)-1)) }
+func zipf(r *rand.Rand) *rand.Zipf { return rand.NewZipf(r, 1.07, 2, uint64(len(vocabulary())-1)) }
 
 // SearchItem returns the i-th item of the search corpus: a title of 4 to
 // 8 words and a body of 40 to 80, drawn from a Zipf distribution over
@@ -82,10 +83,11 @@ func zipf(r *rand.Rand) *rand.Zipf { return rand.NewZipf(r, 1.07, 2, uint64(len(
 func SearchItem(i int) map[string]any {
 	r := rand.New(rand.NewPCG(uint64(i), 7))
 	z := zipf(r)
+	vocab := vocabulary()
 	words := func(n int) string {
 		ws := make([]string, n)
 		for k := range ws {
-			ws[k] = vocabulary[z.Uint64()]
+			ws[k] = vocab[z.Uint64()]
 		}
 		return strings.Join(ws, " ")
 	}
@@ -105,7 +107,8 @@ func searchQueries(n int, docs int) []RawSearchQuery {
 	r := rand.New(rand.NewPCG(99, 1))
 	word := func() string {
 		rank := int(50 * math.Pow(100, r.Float64()))
-		return vocabulary[min(rank, len(vocabulary)-1)]
+		vocab := vocabulary()
+		return vocab[min(rank, len(vocab)-1)]
 	}
 	out := make([]RawSearchQuery, n)
 	for i := range out {

@@ -454,14 +454,14 @@ func (p *segParser) number(i int, hasName bool) (int, bool) {
 }
 
 // monthPrefixBefore reports whether the number at i follows a month prefix
-// (monthPrefixes), glued to it or after one dot.
+// (tables.monthPrefixes), glued to it or after one dot.
 func (p *segParser) monthPrefixBefore(i int) bool {
 	k := i - 1
 	if s := p.tok(k); s != nil && s.kind == tSep && s.c == '.' && !s.multi && !s.spB && !s.spA {
 		k--
 	}
 	w := p.tok(k)
-	return w != nil && w.kind == tWord && (k == i-2 || w.j == p.ts[i].i) && monthPrefixes[string(p.buf[w.i:w.j])]
+	return w != nil && w.kind == tWord && (k == i-2 || w.j == p.ts[i].i) && wordTables().monthPrefixes[string(p.buf[w.i:w.j])]
 }
 
 // startsDate reports whether the number at i is joined to another number
@@ -635,7 +635,7 @@ func (p *segParser) word1(i int) bool {
 	case w.kind != kZone && w.is(kZone) && f.hasTime && !f.hasZone && p.prevNonSep(i) == p.timeEnd:
 		// Right after a time a zone name is a zone, whatever else the word
 		// is ("PT" is also Friday in Polish).
-		f.hasZone, f.zone = true, zoneTable[w.valOf(kZone)].loc
+		f.hasZone, f.zone = true, zoneLocation(w.valOf(kZone))
 		return true
 	case w.is(kAMPMCtx):
 		// "am" after a time is a meridiem; elsewhere it is the German "on".
@@ -696,7 +696,7 @@ func (p *segParser) word1(i int) bool {
 			// "+0900 (JST)": the name repeats the offset.
 			return true
 		}
-		f.hasZone, f.zone = true, z.loc
+		f.hasZone, f.zone = true, zoneLocation(w.val)
 		return true
 	case w.kind == kEra:
 		if p.eraBase != 0 {

@@ -131,6 +131,7 @@ func baseLanguage(locale string) string {
 // failures. Dates without a day of the month ("February 2015") take the
 // first day, so that their reading does not change with now.
 func (f *fallback) call(s string, op *opts, now time.Time, hints []string) (d date.Date, ok bool) {
+	libraryUsed()
 	var langs []string
 	for _, h := range hints {
 		if dps.IsKnownLocale(h) {

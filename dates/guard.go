@@ -44,7 +44,7 @@ func worthAsking(s string, lx *lexer) bool {
 			if words++; words > maxAskedWords {
 				return false
 			}
-			if noiseWords[string(lx.buf[t.i:t.j])] {
+			if lx.t.noiseWords[string(lx.buf[t.i:t.j])] {
 				return false
 			}
 		case tNum:
@@ -171,12 +171,10 @@ func isLatinLike(r rune) bool {
 	return r < 0x0590 || r >= 0x10A0 && r < 0x1100 || r >= 0x1E00 && r < 0x2000
 }
 
-// noiseWords are words that mark text as something other than a date:
-// placeholders, counted things, units and currency codes. They are only
-// consulted for words the date tables do not know.
-var noiseWords = map[string]bool{}
-
-func init() {
+// addNoiseWords adds the words that mark text as something other than a
+// date: placeholders, counted things, units and currency codes. They are
+// only consulted for words the date tables do not know.
+func (t *tables) addNoiseWords() {
 	for _, w := range []string{
 		"tba", "tbc", "tbd", "nan", "null", "nil", "none", "undefined", "unknown", "pending", "asap",
 		"version", "ver", "rev", "release", "build", "beta", "alpha", "rc", "lts", "sdk", "api",
@@ -192,7 +190,7 @@ func init() {
 		"bedrooms", "zimmer", "openings", "positions",
 		"experience", "erfahrung", "berufserfahrung", "read", "lecture",
 	} {
-		noiseWords[normalizeKey(w)] = true
+		t.noiseWords[normalizeKey(w)] = true
 	}
 }
 

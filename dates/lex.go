@@ -42,9 +42,10 @@ type lexer struct {
 	buf      []byte
 	toks     []token
 	hasDigit bool
-	unknown  bool // a word that no table knows
-	weak     bool // a weak word (word.weak): the tables know it only in part
-	relative bool // a word that only a relative date uses
+	unknown  bool    // a word that no table knows
+	weak     bool    // a weak word (word.weak): the tables know it only in part
+	relative bool    // a word that only a relative date uses
+	t        *tables // the word tables, fetched once per text
 	bufArr   [256]byte
 	tokArr   [maxTokens]token
 	dotArr   [24]byte // dotted initials read together (dotted)
@@ -53,6 +54,7 @@ type lexer struct {
 // lex normalizes s and cuts it into tokens. It returns false when the text
 // is too long to be a date.
 func (lx *lexer) lex(s string) bool {
+	lx.t = wordTables()
 	lx.hasDigit, lx.unknown, lx.relative, lx.weak = false, false, false, false
 	lx.buf = appendNorm(lx.bufArr[:0], s)
 	lx.toks = lx.tokArr[:0]
@@ -177,7 +179,7 @@ func (lx *lexer) lexWord(i int) int {
 			n++
 		}
 		for k := n - 1; k >= 0; k-- {
-			if w := words[string(b[i:ends[k]])]; w != nil {
+			if w := lx.t.words[string(b[i:ends[k]])]; w != nil {
 				lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(ends[k]), w: w})
 				return ends[k]
 			}
@@ -200,7 +202,7 @@ func (lx *lexer) lexWord(i int) int {
 			if b[i] == 'p' {
 				key = "pm"
 			}
-			lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(end), w: words[key]})
+			lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(end), w: lx.t.words[key]})
 			return end
 		}
 	}
@@ -209,7 +211,7 @@ func (lx *lexer) lexWord(i int) int {
 	// Latin initials are single letters, others up to three characters.
 	if maybeDotted(b, i) {
 		if k, key, n := lx.dotted(i); n >= 2 {
-			if w := words[string(key)]; w != nil && w.kind == kAMPM {
+			if w := lx.t.words[string(key)]; w != nil && w.kind == kAMPM {
 				lx.toks = append(lx.toks, token{kind: tWord, i: int32(i), j: int32(k), w: w})
 				return k
 			}
@@ -237,12 +239,12 @@ func (lx *lexer) lexWord(i int) int {
 		}
 		break
 	}
-	w := words[string(b[i:j])]
+	w := lx.t.words[string(b[i:j])]
 	if w == nil && hyphen > 0 {
 		// Not a hyphenated word: read the part before the hyphen alone and
 		// let the hyphen be a separator ("mai-juin").
 		j = hyphen
-		w = words[string(b[i:j])]
+		w = lx.t.words[string(b[i:j])]
 	}
 	if w == nil {
 		// "d'avril", "l'an": the elided article says nothing. What
@@ -251,7 +253,7 @@ func (lx *lexer) lexWord(i int) int {
 		for k := j - 1; k > i; k-- {
 			if b[k] == '\'' {
 				if j-k > 2 {
-					w = words[string(b[k+1:j])]
+					w = lx.t.words[string(b[k+1:j])]
 				}
 				break
 			}
@@ -321,20 +323,20 @@ func (lx *lexer) dotted(i int) (end int, key []byte, n int) {
 // "day before yesterday") by one word token. Phrases are stored with single
 // spaces, which is what normalization leaves between words.
 func (lx *lexer) mergePhrases() {
-	if maxPhraseWords < 2 {
+	if lx.t.maxPhraseWords < 2 {
 		return
 	}
 	ts := lx.toks
 	out := ts[:0]
 	for k := 0; k < len(ts); k++ {
 		t := ts[k]
-		if t.kind == tWord && phraseStarts[string(lx.buf[t.i:t.j])] {
-			for n := maxPhraseWords; n >= 2; n-- {
+		if t.kind == tWord && lx.t.phraseStarts[string(lx.buf[t.i:t.j])] {
+			for n := lx.t.maxPhraseWords; n >= 2; n-- {
 				last := k + 2*(n-1)
 				if last >= len(ts) || !lx.spacedWords(ts[k:last+1]) {
 					continue
 				}
-				if w := words[string(lx.buf[t.i:ts[last].j])]; w != nil {
+				if w := lx.t.words[string(lx.buf[t.i:ts[last].j])]; w != nil {
 					t.j, t.w = ts[last].j, w
 					k = last
 					break

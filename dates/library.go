@@ -23,6 +23,7 @@ func NewLibrary() *Library { return &Library{} }
 
 // ParseDate implements crawlkeeper.DateParser.
 func (l *Library) ParseDate(s string, o crawlkeeper.DateOptions) (crawlkeeper.ParsedDate, error) {
+	libraryUsed()
 	loc := o.Location
 	if loc == nil {
 		loc = time.UTC

@@ -1,6 +1,7 @@
 package dates
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -10,10 +11,9 @@ import (
 // latinFold maps accented Latin letters (U+00C0 to U+024F) to their base
 // letters, so that "März", "marz" and "MÄRZ" meet in one table entry and a
 // site that drops its accents is still read. Entries are strings because a
-// few letters fold to two ("ß" to "ss").
-var latinFold [0x250]string
-
-func init() {
+// few letters fold to two ("ß" to "ss"). The table is built on first use.
+var latinFold = sync.OnceValue(func() *[0x250]string {
+	var latinFold [0x250]string
 	for r := rune(0xC0); r < 0x250; r++ {
 		lower := unicode.ToLower(r)
 		d := norm.NFD.String(string(lower))
@@ -37,7 +37,9 @@ func init() {
 	} {
 		latinFold[r] = s
 	}
-}
+	markLoaded("latin fold")
+	return &latinFold
+})
 
 // devanagariNukta maps the precomposed Devanagari letters with a nukta to
 // their base letters; the nukta itself is dropped, so "फ़रवरी" written
@@ -89,8 +91,8 @@ func appendNorm(dst []byte, s string) []byte {
 		switch {
 		case r < utf8.RuneSelf:
 			dst = append(dst, byte(r))
-		case r < 0x250 && latinFold[r] != "":
-			dst = append(dst, latinFold[r]...)
+		case r < 0x250 && latinFold()[r] != "":
+			dst = append(dst, latinFold()[r]...)
 		default:
 			dst = utf8.AppendRune(dst, r)
 		}

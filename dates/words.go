@@ -2,6 +2,7 @@ package dates
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -83,29 +84,52 @@ func (w *word) valOf(k kind) int {
 	return w.val2
 }
 
-// words maps normalized words and phrases (see normalize) to their roles.
-// Multi-word phrases are stored with single spaces and looked up before
-// their parts, so "il y a" is one past marker rather than three fillers.
-var words = map[string]*word{}
+// tables are the word tables the parser reads with. They are built on
+// first use (wordTables), not in package init: every command links this
+// package, and most never read a date.
+type tables struct {
+	// words maps normalized words and phrases (see normalize) to their
+	// roles. Multi-word phrases are stored with single spaces and looked
+	// up before their parts, so "il y a" is one past marker rather than
+	// three fillers.
+	words map[string]*word
+	// maxPhraseWords is the longest phrase in words, in words.
+	maxPhraseWords int
+	// phraseStarts are the first words of the phrases in words: only they
+	// can start a merge.
+	phraseStarts map[string]bool
+	// monthPrefixes are the prefixes of languages that write a month as a
+	// prefix and its number ("ŋ5", "M5", "o.5" are May in Kɨfɨa, Rombo,
+	// Nuasue).
+	monthPrefixes map[string]bool
+	// noiseWords are words that mark text as something other than a date
+	// (guard.go).
+	noiseWords map[string]bool
+}
 
-// maxPhraseWords is the longest phrase in words, in words.
-var maxPhraseWords = 1
+// wordTables returns the word tables, building them once, on the first
+// call, safely from any goroutine.
+var wordTables = sync.OnceValue(func() *tables {
+	t := &tables{words: map[string]*word{}, maxPhraseWords: 1, phraseStarts: map[string]bool{},
+		monthPrefixes: map[string]bool{}, noiseWords: map[string]bool{}}
+	t.addWords()
+	t.addCLDR()
+	t.addNoiseWords()
+	markLoaded("words")
+	return t
+})
 
-// phraseStarts are the first words of the phrases in words: only they can
-// start a merge.
-var phraseStarts = map[string]bool{}
-
-func add(k kind, val int, list ...string) {
+func (t *tables) add(k kind, val int, list ...string) {
 	for _, s := range list {
 		key := normalizeKey(s)
 		if n := strings.Count(key, " ") + 1; n > 1 {
-			maxPhraseWords = max(maxPhraseWords, n)
-			phraseStarts[key[:strings.IndexByte(key, ' ')]] = true
+			t.maxPhraseWords = max(t.maxPhraseWords, n)
+			t.phraseStarts[key[:strings.IndexByte(key, ' ')]] = true
 		}
-		w := words[key]
+		w := t.words[key]
 		switch {
 		case w == nil:
-			words[key] = &word{kind: k, val: val}
+			t.words[key] = &word{kind: k, val: val}
 		case w.kind == k && w.val == val, w.kind2 == k && w.val2 == val:
 			// The same role listed twice, for instance an abbreviation
 			// shared by two languages.
@@ -188,19 +212,20 @@ var weekdays = [7][]string{
 		"السبت", "شنبه", "शनिवार", "土曜日", "土曜", "土", "星期六", "周六", "週六", "礼拜六", "토요일", "토"},
 }
 
-func init() {
+// addWords adds the hand-written tables.
+func (t *tables) addWords() {
 	for i, list := range months {
-		add(kMonth, i+1, list...)
+		t.add(kMonth, i+1, list...)
 	}
 	for i, m := range jalaliMonths {
-		add(kJalali, i+1, m)
+		t.add(kJalali, i+1, m)
 	}
 	for i, list := range weekdays {
-		add(kWeekday, i, list...)
+		t.add(kWeekday, i, list...)
 	}
 
 	// Words that join the parts of a date but say nothing about it.
-	add(kFiller, 0, "the", "of", "on", "at", "in", "de", "del", "da", "le", "la", "el", "les", "los", "las", "à", "a", "um",
+	t.add(kFiller, 0, "the", "of", "on", "at", "in", "de", "del", "da", "le", "la", "el", "les", "los", "las", "à", "a", "um",
 		"den", "der", "dem", "om", "op", "em", "às", "as", "alle", "ore", "il", "lo", "t",
 		"г", "год", "года", "гг", "в", "во", "roku", "r", "o", "godz", "saat", "yılı",
 		"هـ", "ساعت", "को", "en", "y", "e", "and",
@@ -214,140 +239,139 @@ func init() {
 		"около", "почти", "około", "prawie", "yaklaşık",
 	)
 
-	add(kOrdinal, 0, "st", "nd", "rd", "th", "er", "ère", "re", "e", "ème", "eme", "o", "º", "ª", "го")
+	t.add(kOrdinal, 0, "st", "nd", "rd", "th", "er", "ère", "re", "e", "ème", "eme", "o", "º", "ª", "го")
 
-	add(kAMPM, 0, "午前", "上午", "早上", "凌晨", "오전", "صباحا", "صباحاً", "ق.ظ.")
-	add(kAMPM, 1, "pm", "午後", "下午", "晚上", "中午", "오후", "مساء", "مساءً", "ب.ظ.")
-	add(kAMPMCtx, 0, "am", "ص")
-	add(kAMPMCtx, 1, "م")
+	t.add(kAMPM, 0, "午前", "上午", "早上", "凌晨", "오전", "صباحا", "صباحاً", "ق.ظ.")
+	t.add(kAMPM, 1, "pm", "午後", "下午", "晚上", "中午", "오후", "مساء", "مساءً", "ب.ظ.")
+	t.add(kAMPMCtx, 0, "am", "ص")
+	t.add(kAMPMCtx, 1, "م")
 
 	// "now" words.
-	add(kNow, 0, "now", "just now", "right now", "jetzt", "gerade eben", "maintenant", "à l'instant", "ahora", "adesso", "agora",
+	t.add(kNow, 0, "now", "just now", "right now", "jetzt", "gerade eben", "maintenant", "à l'instant", "ahora", "adesso", "agora",
 		"nu", "сейчас", "только что", "teraz", "şimdi", "الآن", "الان", "اکنون", "अभी", "今", "现在", "現在", "刚刚", "剛剛", "たった今", "지금", "방금",
 		"nyní", "teď", "právě teď", "nyt", "juuri nyt", "sada", "acum", "ahora mismo", "ngayon", "sekarang", "bây giờ", "ตอนนี้", "עכשיו", "τώρα", "зараз")
 
-	add(kRelDay, 0, "today", "heute", "aujourd'hui", "hoy", "oggi", "hoje", "vandaag", "сегодня", "dzisiaj", "dziś", "bugün",
+	t.add(kRelDay, 0, "today", "heute", "aujourd'hui", "hoy", "oggi", "hoje", "vandaag", "сегодня", "dzisiaj", "dziś", "bugün",
 		"اليوم", "امروز", "आज", "今日", "きょう", "本日", "今天", "오늘",
 		"dnes", "днес", "сьогодні", "сёння", "hôm nay", "วันนี้", "আজ", "היום", "σήμερα", "idag", "i dag", "tänään", "täna",
 		"azi", "astăzi", "hari ini", "danas", "danes", "šiandien", "šodien", "avui", "금일")
-	add(kRelDay, -1, "yesterday", "gestern", "hier", "ayer", "ieri", "ontem", "gisteren", "вчера", "wczoraj", "dün",
+	t.add(kRelDay, -1, "yesterday", "gestern", "hier", "ayer", "ieri", "ontem", "gisteren", "вчера", "wczoraj", "dün",
 		"أمس", "امس", "البارحة", "دیروز", "昨日", "きのう", "昨天", "어제",
 		"včera", "вчора", "учора", "hôm qua", "เมื่อวาน", "เมื่อวานนี้", "গতকাল", "אתמול", "χθες", "χτες", "igår", "i går",
 		"eilen", "eile", "kemarin", "jučer", "juče", "včeraj", "vakar", "ahir", "tegnap", "kahapon")
-	add(kRelDay, 1, "tomorrow", "morgen", "demain", "mañana", "domani", "amanhã", "завтра", "jutro", "yarın",
+	t.add(kRelDay, 1, "tomorrow", "morgen", "demain", "mañana", "domani", "amanhã", "завтра", "jutro", "yarın",
 		"غدا", "غداً", "فردا", "明日", "あした", "あす", "明天", "내일",
 		"zítra", "zajtra", "утре", "ngày mai", "พรุ่งนี้", "আগামীকাল", "מחר", "αύριο", "imorgon", "i morgon", "huomenna",
 		"homme", "mâine", "besok", "sutra", "jutri", "rytoj", "demà", "holnap", "bukas")
-	add(kRelDay, -2, "day before yesterday", "the day before yesterday", "vorgestern", "avant-hier", "avant hier", "anteayer", "antes de ayer",
+	t.add(kRelDay, -2, "day before yesterday", "the day before yesterday", "vorgestern", "avant-hier", "avant hier", "anteayer", "antes de ayer",
 		"l'altro ieri", "altro ieri", "altroieri", "anteontem", "eergisteren", "позавчера", "przedwczoraj", "evvelsi gün", "önceki gün",
 		"一昨日", "おととい", "前天", "그저께", "그제", "předevčírem", "predvčerom", "позавчора", "toissapäivänä", "i förrgår", "tegnapelőtt")
-	add(kRelDay, 2, "day after tomorrow", "the day after tomorrow", "übermorgen", "après-demain", "après demain", "pasado mañana",
+	t.add(kRelDay, 2, "day after tomorrow", "the day after tomorrow", "übermorgen", "après-demain", "après demain", "pasado mañana",
 		"dopodomani", "depois de amanhã", "overmorgen", "послезавтра", "pojutrze", "öbür gün",
 		"明後日", "あさって", "后天", "後天", "모레", "pozítří", "pozajtra", "післязавтра", "ylihuomenna", "i övermorgon", "holnapután")
 
-	add(kUnit, uSecond, "second", "seconds", "sec", "secs", "s", "sek", "sekunde", "sekunden", "seconde", "secondes", "segundo", "segundos",
+	t.add(kUnit, uSecond, "second", "seconds", "sec", "secs", "s", "sek", "sekunde", "sekunden", "seconde", "secondes", "segundo", "segundos",
 		"secondo", "secondi", "seconden", "секунда", "секунды", "секунд", "секунду", "сек", "sekunda", "sekundy", "sekund", "sekundę", "saniye",
 		"ثانية", "ثواني", "ثانیه", "सेकंड", "秒", "秒钟", "秒鐘", "초")
-	add(kUnit, uMinute, "minute", "minutes", "min", "mins", "m", "mn", "minuten", "minuto", "minutos", "minuti", "minuut",
+	t.add(kUnit, uMinute, "minute", "minutes", "min", "mins", "m", "mn", "minuten", "minuto", "minutos", "minuti", "minuut",
 		"минута", "минуты", "минут", "минуту", "мин", "minuta", "minuty", "minut", "minutę", "dakika", "dk",
 		"دقيقة", "دقائق", "دقیقه", "मिनट", "分", "分钟", "分鐘", "분")
-	add(kUnit, uHour, "hour", "hours", "hr", "hrs", "stunde", "stunden", "std", "heure", "heures", "hora", "horas", "ora", "ore",
+	t.add(kUnit, uHour, "hour", "hours", "hr", "hrs", "stunde", "stunden", "std", "heure", "heures", "hora", "horas", "ora", "ore",
 		"uur", "uren", "час", "часа", "часов", "godzina", "godziny", "godzin", "godzinę", "saat", "h",
 		"ساعة", "ساعات", "ساعت", "घंटे", "घंटा", "時間", "小时", "小時", "钟头", "시간")
-	add(kUnit, uDay, "day", "days", "d", "tag", "tage", "tagen", "jour", "jours", "día", "días", "giorno", "giorni", "dia", "dias",
+	t.add(kUnit, uDay, "day", "days", "d", "tag", "tage", "tagen", "jour", "jours", "día", "días", "giorno", "giorni", "dia", "dias",
 		"dag", "dagen", "день", "дня", "дней", "дн", "dzień", "dni", "dnia", "gün",
 		"يوم", "أيام", "ايام", "روز", "दिन", "日", "天", "일")
-	add(kUnit, uWeek, "week", "weeks", "wk", "wks", "w", "woche", "wochen", "semaine", "semaines", "semana", "semanas",
+	t.add(kUnit, uWeek, "week", "weeks", "wk", "wks", "w", "woche", "wochen", "semaine", "semaines", "semana", "semanas",
 		"settimana", "settimane", "weken", "неделя", "недели", "недель", "неделю", "нед", "tydzień", "tygodnie", "tygodni", "tygodnia", "hafta",
 		"أسبوع", "اسبوع", "أسابيع", "هفته", "सप्ताह", "हफ्ते", "हफ़्ते", "週間", "週", "周", "星期", "礼拜", "주")
-	add(kUnit, uMonth, "month", "months", "mo", "mos", "mth", "mths", "mnth", "mnths", "monat", "monate", "monaten", "mois", "mes", "meses", "mese", "mesi",
+	t.add(kUnit, uMonth, "month", "months", "mo", "mos", "mth", "mths", "mnth", "mnths", "monat", "monate", "monaten", "mois", "mes", "meses", "mese", "mesi",
 		"maand", "maanden", "месяц", "месяца", "месяцев", "мес", "miesiąc", "miesiące", "miesięcy", "miesiąca", "ay",
 		"شهر", "أشهر", "اشهر", "شهور", "ماه", "महीने", "महीना", "か月", "ヶ月", "カ月", "ヵ月", "ケ月", "个月", "個月", "개월", "달")
-	add(kUnit, uYear, "year", "years", "yr", "yrs", "y", "jahr", "jahre", "jahren", "an", "ans", "année", "années", "año", "años",
+	t.add(kUnit, uYear, "year", "years", "yr", "yrs", "y", "jahr", "jahre", "jahren", "an", "ans", "année", "années", "año", "años",
 		"anno", "anni", "ano", "anos", "jaar", "jaren", "год", "года", "лет", "rok", "lata", "lat", "yıl", "sene",
 		"سنة", "سنوات", "سال", "साल", "वर्ष", "年", "년")
 
-	add(kUnit, uDecade, "decade", "decades", "jahrzehnt", "jahrzehnte", "jahrzehnten", "décennie", "décennies", "década", "décadas",
+	t.add(kUnit, uDecade, "decade", "decades", "jahrzehnt", "jahrzehnte", "jahrzehnten", "décennie", "décennies", "década", "décadas",
 		"decennio", "decenni", "decennium", "decennia", "десятилетие", "десятилетия", "десятилетий", "dekada", "dekady", "dekad", "on yıl")
-	add(kUnit, uCentury, "century", "centuries", "jahrhundert", "jahrhunderte", "jahrhunderten", "siècle", "siècles", "siglo", "siglos",
+	t.add(kUnit, uCentury, "century", "centuries", "jahrhundert", "jahrhunderte", "jahrhunderten", "siècle", "siècles", "siglo", "siglos",
 		"secolo", "secoli", "eeuw", "eeuwen", "век", "века", "веков", "wiek", "wieki", "wieków", "yüzyıl")
 
-	add(kAgo, 0, "ago", "back", "fa", "atrás", "atras", "geleden", "назад", "temu", "önce", "evvel",
+	t.add(kAgo, 0, "ago", "back", "fa", "atrás", "atras", "geleden", "назад", "temu", "önce", "evvel",
 		"قبل", "پیش", "पहले", "前", "以前", "之前", "전")
-	add(kLater, 0, "later", "from now", "hence", "içinde", "in the future", "بعد", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
+	t.add(kLater, 0, "later", "from now", "hence", "içinde", "in the future", "بعد", "später", "plus tard", "después", "dopo", "depois", "później", "sonra",
 		"बाद", "後", "后", "以后", "以後", "之后", "후", "뒤")
-	add(kPrePast, 0, "vor", "il y a", "hace", "há", "ha", "منذ", "قبل", "acum")
-	add(kPreFuture, 0, "in", "dans", "en", "dentro de", "tra", "fra", "em", "daqui a", "over", "через", "спустя", "za", "بعد")
-	add(kLast, 0, "last", "past", "previous", "letzten", "letzter", "letztes", "letzte", "vergangenen", "dernier", "dernière", "pasado", "pasada",
+	t.add(kPrePast, 0, "vor", "il y a", "hace", "há", "ha", "منذ", "قبل", "acum")
+	t.add(kPreFuture, 0, "in", "dans", "en", "dentro de", "tra", "fra", "em", "daqui a", "over", "через", "спустя", "za", "بعد")
+	t.add(kLast, 0, "last", "past", "previous", "letzten", "letzter", "letztes", "letzte", "vergangenen", "dernier", "dernière", "pasado", "pasada",
 		"scorso", "scorsa", "passado", "passada", "vorige", "afgelopen", "прошлый", "прошлую", "прошлой", "прошлом", "ostatni", "ostatnia", "zeszły", "geçen")
-	add(kThis, 0, "this", "current", "diese", "dieser", "diesen", "dieses", "ce", "cette", "este", "esta", "questo", "questa",
+	t.add(kThis, 0, "this", "current", "diese", "dieser", "diesen", "dieses", "ce", "cette", "este", "esta", "questo", "questa",
 		"deze", "dit", "этот", "эту", "этой", "ten", "ta", "bu")
-	add(kNext, 0, "next", "coming", "upcoming", "nächsten", "nächster", "nächstes", "nächste", "kommenden", "prochain", "prochaine", "próximo", "próxima",
+	t.add(kNext, 0, "next", "coming", "upcoming", "nächsten", "nächster", "nächstes", "nächste", "kommenden", "prochain", "prochaine", "próximo", "próxima",
 		"prossimo", "prossima", "volgende", "komende", "следующий", "следующую", "следующей", "następny", "następna", "przyszły", "gelecek")
 
-	add(kCount, 1, "a", "an", "one", "ein", "eine", "einer", "einem", "einen", "un", "une", "uno", "una", "um", "uma", "een",
+	t.add(kCount, 1, "a", "an", "one", "ein", "eine", "einer", "einem", "einen", "un", "une", "uno", "una", "um", "uma", "een",
 		"один", "одна", "одну", "jeden", "jedna", "jedną", "bir", "一", "한", "元")
-	add(kCount, 2, "two", "zwei", "deux", "dos", "due", "dois", "duas", "twee", "два", "две", "dwa", "dwie", "iki", "两", "兩", "二", "두")
-	add(kCount, 3, "three", "drei", "trois", "tres", "tre", "três", "drie", "три", "trzy", "üç", "三", "세")
-	add(kCount, 4, "four", "vier", "quatre", "cuatro", "quattro", "quatro", "четыре", "cztery", "dört", "四", "네")
-	add(kCount, 5, "five", "fünf", "cinq", "cinco", "cinque", "vijf", "пять", "pięć", "beş", "五", "다섯")
-	add(kCount, 6, "six", "sechs", "seis", "sei", "zes", "шесть", "sześć", "altı", "六")
-	add(kCount, 7, "seven", "sieben", "sept", "siete", "sette", "sete", "zeven", "семь", "siedem", "yedi", "七")
-	add(kCount, 8, "eight", "acht", "huit", "ocho", "otto", "oito", "восемь", "osiem", "sekiz", "八")
-	add(kCount, 9, "nine", "neun", "neuf", "nueve", "nove", "negen", "девять", "dziewięć", "dokuz", "九")
-	add(kCount, 10, "ten", "zehn", "dix", "diez", "dieci", "dez", "tien", "десять", "dziesięć", "on", "十")
-	add(kCount, 11, "eleven", "elf", "onze", "once", "undici", "одиннадцать")
-	add(kCount, 12, "twelve", "zwölf", "douze", "doce", "dodici", "doze", "twaalf", "двенадцать", "dwanaście", "on iki")
-	add(kCount, 13, "thirteen")
-	add(kCount, 14, "fourteen")
-	add(kCount, 15, "fifteen", "fünfzehn", "quinze", "quince", "quindici", "vijftien", "пятнадцать", "piętnaście")
-	add(kCount, 16, "sixteen")
-	add(kCount, 17, "seventeen")
-	add(kCount, 18, "eighteen")
-	add(kCount, 19, "nineteen")
-	add(kCount, 20, "twenty", "zwanzig", "vingt", "veinte", "venti", "vinte", "twintig", "двадцать", "dwadzieścia", "yirmi")
-	add(kCount, 30, "thirty", "dreißig", "trente", "treinta", "trenta", "trinta", "dertig", "тридцать", "trzydzieści", "otuz")
-	add(kCount, 40, "forty")
-	add(kCount, 45, "forty-five")
-	add(kCount, 50, "fifty")
-	add(kCount, 60, "sixty")
-	add(kCount, 90, "ninety")
-	add(kCount, 100, "hundred", "a hundred", "one hundred")
-	add(kCount, 2, "a couple of", "couple of", "a couple")
+	t.add(kCount, 2, "two", "zwei", "deux", "dos", "due", "dois", "duas", "twee", "два", "две", "dwa", "dwie", "iki", "两", "兩", "二", "두")
+	t.add(kCount, 3, "three", "drei", "trois", "tres", "tre", "três", "drie", "три", "trzy", "üç", "三", "세")
+	t.add(kCount, 4, "four", "vier", "quatre", "cuatro", "quattro", "quatro", "четыре", "cztery", "dört", "四", "네")
+	t.add(kCount, 5, "five", "fünf", "cinq", "cinco", "cinque", "vijf", "пять", "pięć", "beş", "五", "다섯")
+	t.add(kCount, 6, "six", "sechs", "seis", "sei", "zes", "шесть", "sześć", "altı", "六")
+	t.add(kCount, 7, "seven", "sieben", "sept", "siete", "sette", "sete", "zeven", "семь", "siedem", "yedi", "七")
+	t.add(kCount, 8, "eight", "acht", "huit", "ocho", "otto", "oito", "восемь", "osiem", "sekiz", "八")
+	t.add(kCount, 9, "nine", "neun", "neuf", "nueve", "nove", "negen", "девять", "dziewięć", "dokuz", "九")
+	t.add(kCount, 10, "ten", "zehn", "dix", "diez", "dieci", "dez", "tien", "десять", "dziesięć", "on", "十")
+	t.add(kCount, 11, "eleven", "elf", "onze", "once", "undici", "одиннадцать")
+	t.add(kCount, 12, "twelve", "zwölf", "douze", "doce", "dodici", "doze", "twaalf", "двенадцать", "dwanaście", "on iki")
+	t.add(kCount, 13, "thirteen")
+	t.add(kCount, 14, "fourteen")
+	t.add(kCount, 15, "fifteen", "fünfzehn", "quinze", "quince", "quindici", "vijftien", "пятнадцать", "piętnaście")
+	t.add(kCount, 16, "sixteen")
+	t.add(kCount, 17, "seventeen")
+	t.add(kCount, 18, "eighteen")
+	t.add(kCount, 19, "nineteen")
+	t.add(kCount, 20, "twenty", "zwanzig", "vingt", "veinte", "venti", "vinte", "twintig", "двадцать", "dwadzieścia", "yirmi")
+	t.add(kCount, 30, "thirty", "dreißig", "trente", "treinta", "trenta", "trinta", "dertig", "тридцать", "trzydzieści", "otuz")
+	t.add(kCount, 40, "forty")
+	t.add(kCount, 45, "forty-five")
+	t.add(kCount, 50, "fifty")
+	t.add(kCount, 60, "sixty")
+	t.add(kCount, 90, "ninety")
+	t.add(kCount, 100, "hundred", "a hundred", "one hundred")
+	t.add(kCount, 2, "a couple of", "couple of", "a couple")
 
 	// Japanese eras: the Gregorian year before the era's first year.
-	add(kEra, 2018, "令和")
-	add(kEra, 1988, "平成")
-	add(kEra, 1925, "昭和")
-	add(kEra, 1911, "大正")
-	add(kEra, 1867, "明治")
+	t.add(kEra, 2018, "令和")
+	t.add(kEra, 1988, "平成")
+	t.add(kEra, 1925, "昭和")
+	t.add(kEra, 1911, "大正")
+	t.add(kEra, 1867, "明治")
 
-	add(kMarkY, 0, "年", "년")
-	add(kMarkM, 0, "月", "월")
-	add(kMarkD, 0, "日", "일", "号", "號")
-	add(kMarkH, 0, "時", "时", "点", "點", "시")
-	add(kMarkMin, 0, "分", "분")
-	add(kMarkS, 0, "秒", "초")
-	add(kHalf, 0, "半")
+	t.add(kMarkY, 0, "年", "년")
+	t.add(kMarkM, 0, "月", "월")
+	t.add(kMarkD, 0, "日", "일", "号", "號")
+	t.add(kMarkH, 0, "時", "时", "点", "點", "시")
+	t.add(kMarkMin, 0, "分", "분")
+	t.add(kMarkS, 0, "秒", "초")
+	t.add(kHalf, 0, "半")
 	// Tibetan and Dzongkha name the part before its number.
-	add(kPreY, 0, "ལོ", "སྤྱི ལོ", "པསྱི ལོ")
-	add(kPreM, 0, "ཟླ", "ཟལ")
-	add(kPreD, 0, "ཚེས")
+	t.add(kPreY, 0, "ལོ", "སྤྱི ལོ", "པསྱི ལོ")
+	t.add(kPreM, 0, "ཟླ", "ཟལ")
+	t.add(kPreD, 0, "ཚེས")
 	// Mongolian numeric months: "5-р сарын 15", the fifth month's 15th.
-	add(kUnit, uMonth, "сарын")
-	add(kMarkM, 0, "сарын")
-	add(kOrdinal, 0, "р")
-	add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra")
+	t.add(kUnit, uMonth, "сарын")
+	t.add(kMarkM, 0, "сарын")
+	t.add(kOrdinal, 0, "р")
+	t.add(kHourWord, 0, "uhr", "h", "hs", "hrs", "heures", "horas", "बजे", "ч", "óra")
 
-	add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
+	t.add(kRangeSep, 0, "to", "until", "till", "til", "through", "thru", "and", "bis", "au", "al", "hasta", "fino", "tot", "до", "по", "do",
 		"至", "到", "から", "부터", "إلى", "الى", "تا", "से")
-	add(kRangeStart, 0, "from", "between", "von", "vom", "du", "desde", "dal", "dalla", "van", "с", "со", "od", "entre",
+	t.add(kRangeStart, 0, "from", "between", "von", "vom", "du", "desde", "dal", "dalla", "van", "с", "со", "od", "entre",
 		"まで", "까지", "من")
 
 	for i, z := range zoneTable {
-		add(kZone, i, strings.ToLower(z.name))
+		t.add(kZone, i, strings.ToLower(z.name))
 	}
-	addCLDR()
 }
 
 // cldrLanguage is one language's words from the CLDR and the GNU C
@@ -383,7 +407,7 @@ type cldrLanguage struct {
 // since they are words of other languages too; format and direction words
 // of two letters ("ga", "po") and single letters of other scripts ("թ.")
 // are kept.
-func addCLDR() {
+func (t *tables) addCLDR() {
 	type role struct {
 		k kind
 		v int
@@ -397,9 +421,9 @@ func addCLDR() {
 		if key == "" {
 			return
 		}
-		if w := words[key]; w != nil {
+		if w := t.words[key]; w != nil {
 			if k == kFiller && w.kind2 == kNone && (w.kind == kUnit || w.kind == kThis || w.kind == kLast || w.kind == kNext) {
-				add(kFiller, 0, key)
+				t.add(kFiller, 0, key)
 			}
 			return
 		}
@@ -491,7 +515,7 @@ func addCLDR() {
 			note(n, kZone, 0, false) // zoneTable[0] is UTC
 		}
 		for _, m := range l.monthPrefixes {
-			monthPrefixes[normalizeKey(m)] = true
+			t.monthPrefixes[normalizeKey(m)] = true
 		}
 	}
 	for key, roles := range cands {
@@ -521,24 +545,19 @@ func addCLDR() {
 			filler = false
 		}
 		for r, strong := range roles {
-			add(r.k, r.v, key)
+			t.add(r.k, r.v, key)
 			if r.k == kUnit || !strong {
-				words[key].weak = true
+				t.words[key].weak = true
 			}
 		}
 		if filler {
-			add(kFiller, 0, key)
+			t.add(kFiller, 0, key)
 		}
-		if w := words[key]; duals[key] && w.kind == kUnit && w.kind2 == kNone {
-			add(kCount, 2, key)
+		if w := t.words[key]; duals[key] && w.kind == kUnit && w.kind2 == kNone {
+			t.add(kCount, 2, key)
 		}
 	}
 }
-
-// monthPrefixes are the prefixes of languages that write a month as a
-// prefix and its number ("ŋ5", "M5", "o.5" are May in Kɨfɨa, Rombo,
-// Nuasue).
-var monthPrefixes = map[string]bool{}
 
 // tableLanguages are the languages whose dates the tables describe whole
 // (months, weekdays, relative words and their grammar). When every word of

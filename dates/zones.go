@@ -1,6 +1,9 @@
 package dates
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // zone is a time zone abbreviation with the one offset it has in practice.
 // Abbreviations name an offset, not a region with rules, so a fixed zone is
@@ -10,7 +13,6 @@ type zone struct {
 	name   string
 	off    int    // seconds east of UTC
 	region string // an IANA zone whose rules the name follows, if any
-	loc    *time.Location
 }
 
 // zoneTable lists the abbreviations sites print. Where an abbreviation is
@@ -38,32 +40,42 @@ var zoneTable = []zone{
 	{name: "MT", off: -7 * 3600, region: "America/Denver"}, {name: "PT", off: -8 * 3600, region: "America/Los_Angeles"},
 }
 
-// offsetZones holds one fixed zone per quarter hour from -14:00 to +14:00,
-// so that reading "+09:00" allocates nothing. They are unnamed, as the
-// standard library's time.Parse makes them.
-var offsetZones [113]*time.Location
+// zoneLocations are the locations of the zones: one per entry of
+// zoneTable, and one fixed zone per quarter hour from -14:00 to +14:00, so
+// that reading "+09:00" allocates nothing (unnamed, as the standard
+// library's time.Parse makes them). They are built on first use: the
+// North American regions read the zone database.
+type zoneLocations struct {
+	named   []*time.Location
+	offsets [113]*time.Location
+}
 
-func init() {
-	for i := range offsetZones {
-		offsetZones[i] = time.FixedZone("", (i-56)*900)
+var zones = sync.OnceValue(func() *zoneLocations {
+	z := &zoneLocations{named: make([]*time.Location, len(zoneTable))}
+	for i := range z.offsets {
+		z.offsets[i] = time.FixedZone("", (i-56)*900)
 	}
-	for i := range zoneTable {
-		z := &zoneTable[i]
+	for i, e := range zoneTable {
 		switch {
-		case z.region != "":
+		case e.region != "":
 			// Without the zone database, the standard offset.
-			if loc, err := time.LoadLocation(z.region); err == nil {
-				z.loc = loc
+			if loc, err := time.LoadLocation(e.region); err == nil {
+				z.named[i] = loc
 			} else {
-				z.loc = time.FixedZone(z.name, z.off)
+				z.named[i] = time.FixedZone(e.name, e.off)
 			}
-		case z.off == 0:
-			z.loc = time.UTC
+		case e.off == 0:
+			z.named[i] = time.UTC
 		default:
-			z.loc = time.FixedZone(z.name, z.off)
+			z.named[i] = time.FixedZone(e.name, e.off)
 		}
 	}
-}
+	markLoaded("zones")
+	return z
+})
+
+// zoneLocation returns the location of zoneTable[i].
+func zoneLocation(i int) *time.Location { return zones().named[i] }
 
 // fixedZone returns a zone for an offset in seconds east of UTC.
 func fixedZone(off int) *time.Location {
@@ -71,7 +83,7 @@ func fixedZone(off int) *time.Location {
 		return time.UTC
 	}
 	if off%900 == 0 && off >= -56*900 && off <= 56*900 {
-		return offsetZones[off/900+56]
+		return zones().offsets[off/900+56]
 	}
 	return time.FixedZone("", off)
 }

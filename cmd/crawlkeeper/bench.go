@@ -28,13 +28,14 @@ func init() {
 var sweepResults = []string{"ingest_new", "archive_select", "query_active", "scan_pass"}
 
 func runBench(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,... [--chart FILE] | --replot DATA] [--only NAME,...] [--cpuprofile FILE] [--json]")
+	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,... [--chart FILE] | --replot DATA] [--only NAME,...] [--binary FILE] [--cpuprofile FILE] [--json]")
 	scale := fs.Int("scale", 1_000_000, "number of records to generate")
 	only := fs.String("only", "", "comma-separated result `names` to run (default: all)")
 	sweep := fs.String("sweep", "", "comma-separated `sizes`: run "+strings.Join(sweepResults, ", ")+" at each and chart them")
 	chart := fs.String("chart", "docs/bench-sweep.svg", "`file` the sweep chart is written to (.svg or .png)")
 	replot := fs.String("replot", "", "draw --chart from a sweep's saved `data` (.json) instead of running")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (read it with go tool pprof)")
+	binary := fs.String("binary", "", "crawlkeeper `executable` the whole-path results (cli_start_ms, cli_stats_ms, search_cli_ms) run in fresh processes (default: this one)")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -89,6 +90,13 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		Raw:   rawbench.For,
 		Extra: benchExtras(a, scratch),
 	}
+	// The whole-path results build their minimal programs here.
+	programs, err := os.MkdirTemp("", "crawlkeeper-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(programs)
+	opts.Extra = append(opts.Extra, bench.Commands(commandSetup(a, scratch, *binary, programs)))
 	if *only != "" {
 		opts.Only = splitComma(*only)
 	}

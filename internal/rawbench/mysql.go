@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
@@ -177,26 +178,9 @@ func (s *mysqlRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record
 	})
 }
 
-// Search is the query an application would write by hand against the
-// FULLTEXT index (on the schema's suffixed tokens), best relevance
-// first, whole rows.
+// Search is the hand-written FULLTEXT query (rawsql.MySQLSearch).
 func (s *mysqlRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	toks := make([]string, len(words))
-	for i, w := range words {
-		toks[i] = w + "__"
-	}
-	against := "+" + strings.Join(toks, " +")
-	if phrase {
-		against = `+"` + strings.Join(toks, " ") + `"`
-	}
-	q := `SELECT * FROM active WHERE MATCH (search_text) AGAINST (? IN BOOLEAN MODE)`
-	args := []any{against}
-	if source != "" {
-		q += ` AND source = ?`
-		args = append(args, source)
-	}
-	q += ` ORDER BY MATCH (search_text) AGAINST (? IN BOOLEAN MODE) DESC LIMIT ?`
-	args = append(args, against, limit)
+	q, args := rawsql.MySQLSearch(rawsql.Query{Words: words, Phrase: phrase, Source: source, Limit: limit})
 	return sqlstore.CountRows(s.db.QueryContext(ctx, q, args...))
 }
 

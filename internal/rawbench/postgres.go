@@ -2,10 +2,10 @@ package rawbench
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -218,20 +218,9 @@ func (s *pgRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record, a
 	})
 }
 
-// Search is the query an application would write by hand against the
-// GIN index, best ts_rank first, whole rows.
+// Search is the hand-written GIN query (rawsql.PostgresSearch).
 func (s *pgRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	sep := " & "
-	if phrase {
-		sep = " <-> "
-	}
-	q := `SELECT * FROM active WHERE search_tsv @@ to_tsquery('simple', $1)`
-	args := []any{strings.Join(words, sep), limit}
-	if source != "" {
-		q += ` AND source = $3`
-		args = append(args, source)
-	}
-	q += ` ORDER BY ts_rank(search_tsv, to_tsquery('simple', $1)) DESC LIMIT $2`
+	q, args := rawsql.PostgresSearch(rawsql.Query{Words: words, Phrase: phrase, Source: source, Limit: limit})
 	n, _, err := pgCount(s.pool.Query(ctx, q, args...))
 	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
@@ -228,21 +229,9 @@ func (s *sqliteRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Recor
 	})
 }
 
-// Search is the query an application would write by hand against the
-// FTS5 index, best BM25 rank first, whole rows.
+// Search is the hand-written FTS5 query (rawsql.SQLiteSearch).
 func (s *sqliteRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
-	match := strings.Join(words, " ")
-	if phrase {
-		match = `"` + match + `"`
-	}
-	q := `SELECT a.* FROM active_search JOIN active a ON a.id = active_search.rowid WHERE active_search MATCH ?`
-	args := []any{match}
-	if source != "" {
-		q += ` AND a.source = ?`
-		args = append(args, source)
-	}
-	q += ` ORDER BY active_search.rank LIMIT ?`
-	args = append(args, limit)
+	q, args := rawsql.SQLiteSearch(rawsql.Query{Words: words, Phrase: phrase, Source: source, Limit: limit})
 	return sqlstore.CountRows(s.r.QueryContext(ctx, q, args...))
 }
 

@@ -1,0 +1,50 @@
+//go:build sqlite
+
+package main
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"path/filepath"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
+	_ "modernc.org/sqlite"
+)
+
+func init() {
+	engine.count = func(ctx context.Context, u string) (int64, error) {
+		db, err := openSQLite(u)
+		if err != nil {
+			return 0, err
+		}
+		defer db.Close()
+		var n int64
+		return n, db.QueryRowContext(ctx, rawsql.Count).Scan(&n)
+	}
+	engine.search = func(ctx context.Context, u string, q rawsql.Query) ([]hit, error) {
+		db, err := openSQLite(u)
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		s, args := rawsql.SQLiteSearch(q)
+		return scanHits(db.QueryContext(ctx, s, args...))
+	}
+}
+
+// openSQLite opens the file of a sqlite:///path URL.
+func openSQLite(raw string) (*sql.DB, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	path := u.Path
+	switch {
+	case u.Opaque != "":
+		path = u.Opaque
+	case u.Host != "":
+		path = filepath.Join(u.Host, u.Path)
+	}
+	return sql.Open("sqlite", path)
+}
