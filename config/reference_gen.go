@@ -43,7 +43,7 @@ var reference = []Key{
 	{Path: "archive", Type: "section", Default: "", Doc: "`archive` configures the archiver's schedule and batches."},
 	{Path: "archive.every", Type: "duration", Default: "1h", Doc: "`every` is how often serve runs an archive pass."},
 	{Path: "archive.batch", Type: "integer", Default: "1000", Doc: "`batch` is how many records move per batch."},
-	{Path: "archive.lease", Type: "duration", Default: "every` plus one minute", Doc: "`lease` is how long one serve process holds the archiver without finishing its pass; processes sharing a store take turns."},
+	{Path: "archive.lease", Type: "duration", Default: "`every` plus one minute", Doc: "`lease` is how long one serve process holds the archiver without finishing its pass; processes sharing a store take turns."},
 	{Path: "monitor", Type: "section", Default: "", Doc: "`monitor` configures crawl-round buckets and rare-field samples."},
 	{Path: "monitor.bucket", Type: "duration", Default: "10m", Doc: "`bucket` is the default bucket length of a round."},
 	{Path: "monitor.bucket_retention", Type: "duration", Default: "7d", Doc: "`bucket_retention` is how long merged bucket sets are kept before only their counts remain."},

@@ -333,7 +333,10 @@ func splitDefault(doc string) (def, rest string) {
 	}
 	start := i + len("Defaults to ")
 	end := sentenceEnd(doc, start)
-	def = strings.Trim(strings.TrimSpace(doc[start:end]), "`")
+	def = strings.TrimSpace(doc[start:end])
+	if strings.Count(def, "`") == 2 && strings.HasPrefix(def, "`") && strings.HasSuffix(def, "`") {
+		def = strings.Trim(def, "`") // a value written out from the package: DefaultVolatileFields
+	}
 	if end < len(doc) && doc[end] == ';' {
 		// "Defaults to 30d; "off" disables the rule.": the rest of the
 		// sentence stays with the description.
