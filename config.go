@@ -114,7 +114,8 @@ type SourceConfig struct {
 	// HTMLField by the extract processor.
 	Extract map[string]string `yaml:"extract" json:"extract,omitempty"`
 	// KeyRules say how key fields are compared (docs/KEYS.md). Each field
-	// that is not set falls back to Defaults, then to the built-in rule.
+	// that is not set falls back to the defaults section, then to the
+	// built-in rule.
 	KeyRules KeyRulesConfig `yaml:"key_rules" json:"key_rules"`
 	// Search turns full-text indexing of the source's records on or off.
 	// Records ingested while it is off are not found by search. Defaults

@@ -57,7 +57,7 @@ func Parse(b []byte) (*crawlkeeper.Config, error) {
 }
 
 // Example is a commented configuration with every default spelled out;
-// `crawlkeeper config example` prints it.
+// `crawlkeeper help config` prints it after the reference.
 const Example = `# crawlkeeper configuration. Every key is optional.
 defaults:
   key: [title, url]          # identity fields; missing ones fall back to a content hash

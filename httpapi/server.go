@@ -86,7 +86,7 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "no API route %s %s; see the API section of the README", r.Method, r.URL.Path))
+		writeError(w, crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "no API route %s %s; docs/API.md lists the routes", r.Method, r.URL.Path))
 	})
 	if s.Dashboard != nil {
 		s.mux.Handle("/", s.Dashboard)

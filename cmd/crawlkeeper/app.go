@@ -23,6 +23,9 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, a *app, args []string) error
+	// subs names the subcommands that build flag sets of their own
+	// (round queue, archive purge), in the order the reference lists them.
+	subs []string
 }
 
 // commands is filled by each command's file in init, so adding a command
@@ -64,13 +67,32 @@ type app struct {
 	// speed is the clock's pace relative to real time (the demo's
 	// time-lapse); 0 means real time.
 	speed float64
+	// baseClock is the clock when --now is not given: time.Now when nil
+	// (tests pin it).
+	baseClock func() time.Time
+
+	// describe, when set, receives each flag set a command builds in place
+	// of parsing it, with the command's usage line, and the command stops
+	// there: the command-line reference lists flags without running
+	// anything. Flag defaults then ignore the environment.
+	describe func(fs *flag.FlagSet, usage string)
+	usages   map[*flag.FlagSet]string
 }
 
 // Run runs crawlkeeper with args (without the program name) and returns
 // the exit status.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return run(ctx, &app{stdin: stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+func run(ctx context.Context, a *app, args []string) int {
+	stdout, stderr := a.stdout, a.stderr
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 && args[0] == "help" {
+			if done, code := a.helpTopic(ctx, args[1:]); done {
+				return code
+			}
+		}
 		if len(args) > 1 {
 			if c, ok := commands[args[1]]; ok {
 				return a.exit(c.run(ctx, a, []string{"-h"}))
@@ -134,15 +156,24 @@ Commands:
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
+	// The common flags come from the flag set every command builds, so
+	// this list cannot miss one.
+	fmt.Fprint(w, "\nEvery command takes:\n")
+	for _, f := range commonFlags() {
+		arg, usage := flag.UnquoteUsage(f)
+		name := "--" + f.Name
+		if arg != "" {
+			name += " " + strings.ToUpper(arg)
+		}
+		if !zeroDefault(f) {
+			usage += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "  %-16s %s\n", name, usage)
+	}
 	fmt.Fprint(w, `
-Every command takes:
-  --data DIR      embedded store folder (default ./crawlkeeper-data)
-  --store URL     record store (default: SQLite file in --data)
-  --config FILE   YAML configuration (also CRAWLKEEPER_CONFIG)
-  --now TIME      RFC 3339 time to use as the clock
-  --json          machine-readable output
-
-Run 'crawlkeeper help COMMAND' for a command's flags.
+Run 'crawlkeeper help COMMAND' for a command's flags, 'crawlkeeper help config'
+for the configuration keys, and 'crawlkeeper help --markdown' for the reference
+of every command (docs/CLI.md).
 `)
 }
 
@@ -150,10 +181,18 @@ Run 'crawlkeeper help COMMAND' for a command's flags.
 func (a *app) newFlags(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
-	fs.StringVar(&a.data, "data", envOr("CRAWLKEEPER_DATA", backends.DefaultDataDir), "embedded store `folder`")
-	fs.StringVar(&a.storeURL, "store", os.Getenv("CRAWLKEEPER_STORE"), "record store `URL` (sqlite:///path, postgres://..., mysql://..., mongodb://...)")
-	fs.StringVar(&a.monitorURL, "monitor", os.Getenv("CRAWLKEEPER_MONITOR"), "crawl monitor `URL` (default: embedded; redis://host:port/db)")
-	fs.StringVar(&a.queueURL, "queue", os.Getenv("CRAWLKEEPER_QUEUE"), "notification queue `URL` (default: in process; nats://host:port)")
+	if a.usages == nil {
+		a.usages = map[*flag.FlagSet]string{}
+	}
+	a.usages[fs] = usage
+	env := envOr
+	if a.describe != nil {
+		env = func(_, def string) string { return def }
+	}
+	fs.StringVar(&a.data, "data", env("CRAWLKEEPER_DATA", backends.DefaultDataDir), "embedded store `folder` (also $CRAWLKEEPER_DATA)")
+	fs.StringVar(&a.storeURL, "store", env("CRAWLKEEPER_STORE", ""), "record store `URL` (sqlite:///path, postgres://..., mysql://..., mongodb://...; also $CRAWLKEEPER_STORE)")
+	fs.StringVar(&a.monitorURL, "monitor", env("CRAWLKEEPER_MONITOR", ""), "crawl monitor `URL` (default: embedded; redis://host:port/db; also $CRAWLKEEPER_MONITOR)")
+	fs.StringVar(&a.queueURL, "queue", env("CRAWLKEEPER_QUEUE", ""), "notification queue `URL` (default: in process; nats://host:port; also $CRAWLKEEPER_QUEUE)")
 	fs.StringVar(&a.configPath, "config", "", "YAML configuration `file` (default: $CRAWLKEEPER_CONFIG)")
 	fs.StringVar(&a.nowText, "now", "", "use this RFC 3339 `time` as the clock")
 	fs.BoolVar(&a.json, "json", false, "print machine-readable JSON")
@@ -176,6 +215,10 @@ func envOr(name, def string) string {
 // the configuration and sets the clock. Help asked for with -h or --help
 // goes to stdout; the usage after a mistake goes to stderr.
 func (a *app) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	if a.describe != nil {
+		a.describe(fs, a.usages[fs])
+		return nil, flag.ErrHelp
+	}
 	if helpAsked(args) {
 		fs.SetOutput(a.stdout)
 	}
@@ -224,7 +267,10 @@ func (a *app) setup() error {
 		return err
 	}
 	a.cfg = cfg
-	a.clock = time.Now
+	a.clock = a.baseClock
+	if a.clock == nil {
+		a.clock = time.Now
+	}
 	if a.nowText != "" {
 		t, err := time.Parse(time.RFC3339Nano, a.nowText)
 		if err != nil {

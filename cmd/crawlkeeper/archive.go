@@ -15,7 +15,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "archive", summary: "move expired records to the archive (also: archive purge)", run: runArchive})
+	register(&command{name: "archive", summary: "move expired records to the archive (also: archive purge)", run: runArchive, subs: []string{"purge"}})
 	register(&command{name: "restore", summary: "move archived records back to active", run: runRestore})
 }
 

@@ -13,7 +13,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "round", summary: "crawl rounds: queue, done, fail, status, remaining, diff, list, merge", run: runRound})
+	register(&command{name: "round", summary: "crawl rounds: queue, done, fail, status, remaining, diff, list, merge", run: runRound,
+		subs: []string{"queue", "done", "fail", "status", "remaining", "diff", "list", "merge"}})
 }
 
 const roundUsage = `round SUBCOMMAND --round R [flags]
