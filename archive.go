@@ -126,3 +126,17 @@ type EventUpdate struct {
 	EventAt    *time.Time
 	DateErrors []string
 }
+
+// DateErrorCounter is implemented by stores that keep the per-source
+// counts of active records with date errors (SourceStats.ActiveDateErrors)
+// up to date as records change, so that an archive pass reads them instead
+// of counting the active table.
+type DateErrorCounter interface {
+	// ActiveDateErrors returns the counts by source; sources without
+	// such records are absent.
+	ActiveDateErrors(ctx context.Context) (map[string]int64, error)
+	// RecountDateErrors rebuilds the counts from the active records. It
+	// is a repair for counts that check finds wrong, for a store no
+	// process writes to meanwhile.
+	RecountDateErrors(ctx context.Context) error
+}

@@ -43,6 +43,48 @@ type IngestWrites struct {
 	// durable as the records; a batch applied again after a failure is
 	// counted again.
 	Deliveries []DeliveryCount
+	// ActiveDateErrors are the batch's changes to the per-source counts of
+	// active records with date errors (SourceStats.ActiveDateErrors), in
+	// source order, sources without a change left out. Stores that keep
+	// the counts add them in the same transaction as the records, so an
+	// archive pass reads them instead of counting the active table.
+	ActiveDateErrors []SourceCount
+}
+
+// SourceCount is a number for one source.
+type SourceCount struct {
+	Source string `json:"source"`
+	N      int64  `json:"n"`
+}
+
+// DateErrorCounts adds, per source, delta for each record whose date
+// errors are counted (active records with any), and returns the non-zero
+// sums in source order. Stores use it for every change to what is counted:
+// a record that leaves the active set, enters it, or gains or loses date
+// errors.
+type DateErrorCounts map[string]int64
+
+// Add counts r (active, with date errors) with delta; other records do
+// not count.
+func (c DateErrorCounts) Add(r *Record, delta int64) {
+	if r != nil && !r.Archived() && len(r.DateErrors) > 0 {
+		c[r.Source] += delta
+	}
+}
+
+// AddSource counts delta for a record of source whose date errors count.
+func (c DateErrorCounts) AddSource(source string, delta int64) { c[source] += delta }
+
+// List returns the non-zero counts in source order.
+func (c DateErrorCounts) List() []SourceCount {
+	var out []SourceCount
+	for src, n := range c {
+		if n != 0 {
+			out = append(out, SourceCount{Source: src, N: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b SourceCount) int { return cmp.Compare(a.Source, b.Source) })
+	return out
 }
 
 // DeliveryCount is a number of deliveries of one source, and how many of
@@ -166,8 +208,11 @@ func PlanIngest(b *IngestBatch, state map[string]*Record, ids []int64) (*IngestW
 	}
 
 	w := &IngestWrites{}
+	errs := DateErrorCounts{}
 	for _, k := range order {
 		first, last := state[k], cur[k]
+		errs.Add(first, -1)
+		errs.Add(last, 1)
 		switch {
 		case first == nil:
 			w.InsertActive = append(w.InsertActive, last)
@@ -192,6 +237,7 @@ func PlanIngest(b *IngestBatch, state map[string]*Record, ids []int64) (*IngestW
 	slices.Sort(w.DeleteArchive)
 	w.History, w.TrimHistory = trimHistory(b, hist, cur)
 	w.Deliveries = countDeliveries(b.Items, res.Outcomes)
+	w.ActiveDateErrors = errs.List()
 	return w, res
 }
 

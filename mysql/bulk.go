@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
@@ -110,17 +109,24 @@ func (e engine) TakeIDs(ctx context.Context, _ sqlstore.Querier, n int) ([]int64
 	return ids, nil
 }
 
-// deliveryShards is how many counter rows each source's deliveries are
-// spread over (see migrations/014_deliveries.sql).
-const deliveryShards = 8
+// counterShards is how many rows each source's counters are spread over
+// (see migrations/014_deliveries.sql): concurrent ingests of one source
+// rarely wait for each other's row lock, and readers add the rows up.
+const counterShards = 8
 
-// CountDeliveries adds to the counters of one shard picked at random.
-func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []crawlkeeper.DeliveryCount) error {
-	shard := rand.IntN(deliveryShards)
-	for _, d := range ds {
-		if _, err := tx.Exec(ctx, `INSERT INTO deliveries (source, shard, deliveries, duplicates) VALUES (?, ?, ?, ?)
-			ON DUPLICATE KEY UPDATE deliveries = deliveries + ?, duplicates = duplicates + ?`,
-			d.Source, shard, d.Deliveries, d.Duplicates, d.Deliveries, d.Duplicates); err != nil {
+// Increment adds to the counters of one shard picked at random, a row at
+// a time in source order.
+func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
+	shard := rand.IntN(counterShards)
+	set := make([]string, len(counters))
+	for i, c := range counters {
+		set[i] = c + " = " + c + " + ?"
+	}
+	q := "INSERT INTO " + table + " (source, shard, " + strings.Join(counters, ", ") + ") VALUES (?, ?, " + sqlstore.In(len(counters)) +
+		") ON DUPLICATE KEY UPDATE " + strings.Join(set, ", ")
+	for _, r := range rows {
+		args := append(append([]any{r[0], shard}, r[1:]...), r[1:]...)
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err
 		}
 	}

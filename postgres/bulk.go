@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
@@ -172,19 +171,25 @@ func (engine) TakeIDs(ctx context.Context, tx sqlstore.Querier, n int) ([]int64,
 	return ids, err
 }
 
-// deliveryShards is how many counter rows each source's deliveries are
-// spread over (see migrations/014_deliveries.sql).
-const deliveryShards = 8
+// counterShards is how many rows each source's counters are spread over
+// (see migrations/014_deliveries.sql): concurrent ingests of one source
+// rarely wait for each other's row lock, and readers add the rows up.
+const counterShards = 8
 
-// CountDeliveries adds to the counters of one shard picked at random.
-func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []crawlkeeper.DeliveryCount) error {
-	src, n, dup := make([]string, len(ds)), make([]int64, len(ds)), make([]int64, len(ds))
-	for i, d := range ds {
-		src[i], n[i], dup[i] = d.Source, d.Deliveries, d.Duplicates
+// Increment adds to the counters of one shard picked at random, in one
+// statement over unnest() in source order.
+func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
+	cols := append([]string{"source"}, counters...)
+	from, arrays, err := unnest(cols, rows, 1)
+	if err != nil {
+		return err
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO deliveries (source, shard, deliveries, duplicates)
-		SELECT s, $4, n, d FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(s, n, d) ORDER BY s COLLATE "C"
-		ON CONFLICT (source, shard) DO UPDATE SET deliveries = deliveries.deliveries + excluded.deliveries, duplicates = deliveries.duplicates + excluded.duplicates`,
-		src, n, dup, rand.IntN(deliveryShards))
+	set := make([]string, len(counters))
+	for i, c := range counters {
+		set[i] = c + " = " + table + "." + c + " + excluded." + c
+	}
+	_, err = tx.(pgQuerier).r.Exec(ctx, "INSERT INTO "+table+" (source, shard, "+strings.Join(counters, ", ")+") SELECT source, "+
+		strconv.Itoa(rand.IntN(counterShards))+", "+strings.Join(counters, ", ")+" FROM "+from+` ORDER BY source COLLATE "C"
+		ON CONFLICT (source, shard) DO UPDATE SET `+strings.Join(set, ", "), arrays...)
 	return err
 }

@@ -235,8 +235,8 @@ func (engine) ReleaseKeys(ctx context.Context, tx sqlstore.Querier, keys []strin
 }
 
 // Move archives in one statement inside PostgreSQL (see move.go).
-func (e engine) Move(ctx context.Context, tx sqlstore.Querier, moves []crawlkeeper.Move, at time.Time) ([]int64, error) {
-	return move(ctx, tx.(pgQuerier).r.(pgx.Tx), rebind(e.s.RecordCols()), moves, at.UnixMicro())
+func (e engine) Move(ctx context.Context, tx sqlstore.Querier, moves []crawlkeeper.Move, at time.Time, errs crawlkeeper.DateErrorCounts) ([]int64, error) {
+	return move(ctx, tx.(pgQuerier).r.(pgx.Tx), rebind(e.s.RecordCols()), moves, at.UnixMicro(), errs)
 }
 
 // NextIDQuery reads what the sequence hands out next without taking it.

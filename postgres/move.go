@@ -43,7 +43,7 @@ func moveSQL(recordCols string) string {
 		RETURNING a.*, u.reason)
 	INSERT INTO archive (` + recordCols + `, item_bytes, archived_at, archive_reason)
 	SELECT ` + recordCols + `, length(item), $6, reason FROM m
-	RETURNING id`
+	RETURNING id, source, date_errors IS NOT NULL`
 }
 
 // lockKeys locks the keys of the records with ids in table (see the
@@ -61,8 +61,9 @@ func lockKeys(ctx context.Context, tx pgx.Tx, table string, ids []int64) ([]stri
 }
 
 // move archives the records of moves still in their selected state, in
-// tx, and returns their ids in the order of moves.
-func move(ctx context.Context, tx pgx.Tx, recordCols string, moves []crawlkeeper.Move, at int64) ([]int64, error) {
+// tx, and returns their ids in the order of moves; errs counts the moved
+// records with date errors out of the active counts.
+func move(ctx context.Context, tx pgx.Tx, recordCols string, moves []crawlkeeper.Move, at int64, errs crawlkeeper.DateErrorCounts) ([]int64, error) {
 	n := len(moves)
 	ids, versions, updated, reasons := make([]int64, n), make([]int64, n), make([]int64, n), make([]string, n)
 	ecuts := make([]*int64, n)
@@ -81,15 +82,25 @@ func move(ctx context.Context, tx pgx.Tx, recordCols string, moves []crawlkeeper
 	if err != nil {
 		return nil, err
 	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
+	done := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		var source string
+		var dateErrors bool
+		if err := rows.Scan(&id, &source, &dateErrors); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		done[id] = true
+		if dateErrors {
+			errs.AddSource(dec(source), -1)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	done := make(map[int64]bool, len(got))
-	for _, id := range got {
-		done[id] = true
-	}
-	moved := make([]int64, 0, len(got))
+	moved := make([]int64, 0, len(done))
 	for _, id := range ids {
 		if done[id] {
 			moved = append(moved, id)

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
@@ -127,12 +126,17 @@ func (engine) TakeIDs(ctx context.Context, tx sqlstore.Querier, n int) ([]int64,
 	return ids, nil
 }
 
-// CountDeliveries keeps one counter row per source: there is one writer.
-func (engine) CountDeliveries(ctx context.Context, tx sqlstore.Querier, ds []crawlkeeper.DeliveryCount) error {
-	for _, d := range ds {
-		if _, err := tx.Exec(ctx, `INSERT INTO deliveries (source, shard, deliveries, duplicates) VALUES (?, 0, ?, ?)
-			ON CONFLICT (source, shard) DO UPDATE SET deliveries = deliveries + excluded.deliveries, duplicates = duplicates + excluded.duplicates`,
-			d.Source, d.Deliveries, d.Duplicates); err != nil {
+// Increment keeps one counter row per source (shard 0): there is one
+// writer.
+func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
+	set := make([]string, len(counters))
+	for i, c := range counters {
+		set[i] = c + " = " + c + " + excluded." + c
+	}
+	q := "INSERT INTO " + table + " (source, shard, " + strings.Join(counters, ", ") + ") VALUES (?, 0, " + sqlstore.In(len(counters)) +
+		") ON CONFLICT (source, shard) DO UPDATE SET " + strings.Join(set, ", ")
+	for _, r := range rows {
+		if _, err := tx.Exec(ctx, q, r...); err != nil {
 			return err
 		}
 	}

@@ -103,6 +103,7 @@ func testDurability(t *testing.T, open RecordOpener) {
 // RunArchive runs the conformance tests of crawlkeeper.ArchiveStore.
 func RunArchive(t *testing.T, open func(tb testing.TB) ArchiveBackend) {
 	testArchive(t, open)
+	t.Run("DateErrorCounts", func(t *testing.T) { testDateErrorCounts(t, open) })
 	testMoveListing(t, open)
 	testListRounds(t, open)
 }

@@ -12,7 +12,8 @@ func init() {
 }
 
 func runCheck(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("check", "check")
+	fs := a.newFlags("check", "check [--recount]")
+	recount := fs.Bool("recount", false, "first rebuild the per-source counts of active records with date errors from the records (stop every process that writes to the store first)")
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -25,6 +26,15 @@ func runCheck(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer st.Close()
+	if *recount {
+		c, ok := st.(crawlkeeper.DateErrorCounter)
+		if !ok {
+			return crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "check --recount: this store keeps no date error counts")
+		}
+		if err := c.RecountDateErrors(ctx); err != nil {
+			return err
+		}
+	}
 	rep, err := st.Check(ctx)
 	if err != nil {
 		return err

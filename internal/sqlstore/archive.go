@@ -33,9 +33,9 @@ type DueReader interface {
 // Mover is implemented by engines that move records to the archive inside
 // the engine, without reading them out first. Move archives the records
 // of moves still in their selected state, at at, and returns their ids in
-// the order of moves.
+// the order of moves, with the moved records counted in errs.
 type Mover interface {
-	Move(ctx context.Context, tx Querier, moves []crawlkeeper.Move, at time.Time) ([]int64, error)
+	Move(ctx context.Context, tx Querier, moves []crawlkeeper.Move, at time.Time, errs crawlkeeper.DateErrorCounts) ([]int64, error)
 }
 
 var _ crawlkeeper.ArchiveStore = (*Store)(nil)
@@ -140,10 +140,13 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 	at := crawlkeeper.Truncate(now)
 	var moved []int64
 	err := s.e.Write(ctx, "archive", func(tx Querier) error {
+		errs := crawlkeeper.DateErrorCounts{}
 		if m, ok := s.e.(Mover); ok {
 			var err error
-			moved, err = m.Move(ctx, tx, moves, at)
-			return err
+			if moved, err = m.Move(ctx, tx, moves, at, errs); err != nil {
+				return err
+			}
+			return s.countDateErrors(ctx, tx, errs.List())
 		}
 		moved = []int64{}
 		ids := make([]int64, len(moves))
@@ -160,11 +163,15 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 			recs = append(recs, cur[m.ID])
 			reasons = append(reasons, m.Reason)
 			moved = append(moved, m.ID)
+			errs.Add(cur[m.ID], -1)
 		}
 		if err := s.insertRecords(ctx, tx, recs, reasons, at); err != nil {
 			return err
 		}
-		return s.deleteIDs(ctx, tx, "active", moved)
+		if err := s.deleteIDs(ctx, tx, "active", moved); err != nil {
+			return err
+		}
+		return s.countDateErrors(ctx, tx, errs.List())
 	})
 	if err != nil {
 		return nil, err
@@ -185,16 +192,21 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 			return err
 		}
 		var recs []*crawlkeeper.Record
+		errs := crawlkeeper.DateErrorCounts{}
 		for _, id := range crawlkeeper.PlanRestore(ids, crawlkeeper.RecordLookup(cur)) {
 			r := cur[id]
 			r.Reactivate()
 			recs = append(recs, r)
 			restored = append(restored, id)
+			errs.Add(r, 1)
 		}
 		if err := s.deleteIDs(ctx, tx, "archive", restored); err != nil {
 			return err
 		}
-		return s.insertRecords(ctx, tx, recs, nil, time.Time{})
+		if err := s.insertRecords(ctx, tx, recs, nil, time.Time{}); err != nil {
+			return err
+		}
+		return s.countDateErrors(ctx, tx, errs.List())
 	})
 	if err != nil {
 		return nil, err
@@ -202,20 +214,41 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 	return restored, nil
 }
 
+// activeState is what a version-checked write needs of an active record.
+type activeState struct {
+	version    int64
+	source     string
+	dateErrors bool
+}
+
 // versions row-locks the active records among ids and returns their
-// versions, so that version-checked writes are decided here and applied
-// as one Bulk update.
-func (s *Store) versions(ctx context.Context, tx Querier, ids []int64) (map[int64]int64, error) {
-	out := make(map[int64]int64, len(ids))
+// versions (with what the date-error counts need), so that
+// version-checked writes are decided here and applied as one Bulk update.
+func (s *Store) versions(ctx context.Context, tx Querier, ids []int64) (map[int64]activeState, error) {
+	out := make(map[int64]activeState, len(ids))
 	err := Chunks(ids, func(c []int64) error {
 		return EachRow(ctx, tx, func(rows Rows) error {
-			var id, v int64
-			err := rows.Scan(&id, &v)
-			out[id] = v
+			var id int64
+			var st activeState
+			err := rows.Scan(&id, &st.version, &st.source, &st.dateErrors)
+			out[id] = st
 			return err
-		}, `SELECT id, version FROM active WHERE id IN (`+In(len(c))+`)`+s.e.ForUpdate(), Args(c)...)
+		}, `SELECT id, version, source, date_errors IS NOT NULL FROM active WHERE id IN (`+In(len(c))+`)`+s.e.ForUpdate(), Args(c)...)
 	})
 	return out, err
+}
+
+// eventErrors counts, for the event writes that apply (the last of each
+// record), the change of the active date-error counts.
+func eventErrors(cur map[int64]activeState, id int64, dateErrors []string, errs crawlkeeper.DateErrorCounts) {
+	st := cur[id]
+	if now := len(dateErrors) > 0; now != st.dateErrors {
+		if now {
+			errs.AddSource(st.source, 1)
+		} else {
+			errs.AddSource(st.source, -1)
+		}
+	}
 }
 
 // UpdateEvents implements crawlkeeper.ArchiveStore. It counts every update
@@ -237,7 +270,7 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 		}
 		var apply []crawlkeeper.EventUpdate
 		for _, u := range updates {
-			if v, ok := versions[u.ID]; ok && v == u.Version {
+			if st, ok := versions[u.ID]; ok && st.version == u.Version {
 				apply = append(apply, u)
 			}
 		}
@@ -247,11 +280,15 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 			return nil
 		}
 		rows := make([][]any, len(apply))
+		errs := crawlkeeper.DateErrorCounts{}
 		for i, u := range apply {
 			rows[i] = []any{u.ID, Micros(u.EventAt), DateErrors(u.DateErrors)}
+			eventErrors(versions, u.ID, u.DateErrors, errs)
 		}
-		_, err = s.e.Update(ctx, tx, "active", []string{"id"}, []string{"event_at", "date_errors"}, rows)
-		return err
+		if _, err = s.e.Update(ctx, tx, "active", []string{"id"}, []string{"event_at", "date_errors"}, rows); err != nil {
+			return err
+		}
+		return s.countDateErrors(ctx, tx, errs.List())
 	})
 	if err != nil {
 		return 0, err

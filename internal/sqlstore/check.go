@@ -25,6 +25,13 @@ func (s *Store) probes() []Probe {
 		{Kind: "history_orphan", Query: `SELECT DISTINCT h.record_id, '', 0, 0 FROM history h
 		WHERE NOT EXISTS (SELECT 1 FROM active a WHERE a.id = h.record_id) AND NOT EXISTS (SELECT 1 FROM archive r WHERE r.id = h.record_id)`},
 		{Kind: "version_invalid", Query: "SELECT id, `key`, version, 0 FROM active WHERE version < 1 UNION ALL SELECT id, `key`, version, 0 FROM archive WHERE version < 1"},
+		// The counts archive passes read must be what they count.
+		{Kind: "date_error_count", Query: `SELECT 0, c.source, c.n, coalesce(a.n, 0) FROM
+			(SELECT source, ` + s.e.SumInt("n") + ` AS n FROM date_error_counts GROUP BY source) c
+			LEFT JOIN (SELECT source, count(*) AS n FROM active WHERE date_errors IS NOT NULL GROUP BY source) a ON a.source = c.source
+			WHERE c.n <> coalesce(a.n, 0)
+			UNION ALL SELECT 0, a.source, 0, count(*) FROM active a WHERE date_errors IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM date_error_counts c WHERE c.source = a.source) GROUP BY a.source`},
 		{Kind: "id_counter", Query: `SELECT m, '', n, 0 FROM (SELECT ` + s.e.Greatest() + `(coalesce((SELECT max(id) FROM active), 0), coalesce((SELECT max(id) FROM archive), 0)) AS m,
 		(` + s.e.NextIDQuery() + `) AS n) c WHERE m >= n`},
 	}

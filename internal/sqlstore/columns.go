@@ -136,6 +136,8 @@ func ViolationMessage(kind string, id int64, key string, a, b int64) string {
 		return fmt.Sprintf("history of record %d exists but the record does not", id)
 	case "version_invalid":
 		return fmt.Sprintf("record %d has version %d; versions start at 1", id, a)
+	case "date_error_count":
+		return fmt.Sprintf("source %q counts %d active records with date errors, and %d have them: stop the processes that write to the store and run crawlkeeper check --recount", key, a, b)
 	case "id_counter":
 		return fmt.Sprintf("highest id %d is not below the id counter %d; new records could reuse ids", id, a)
 	}

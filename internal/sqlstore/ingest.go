@@ -27,10 +27,12 @@ type Keys interface {
 	// ReleaseKeys releases the locks of keys no record holds any more
 	// (purged), where the engine keeps one per key.
 	ReleaseKeys(ctx context.Context, tx Querier, keys []string) error
-	// CountDeliveries adds a batch's deliveries to the per-source
-	// counters (given in source order, the order every ingest locks them
-	// in).
-	CountDeliveries(ctx context.Context, tx Querier, ds []crawlkeeper.DeliveryCount) error
+	// Increment adds to the per-source counters of table, whose key is
+	// (source, shard) and whose other columns are counters: each row is a
+	// source and the amounts to add to counters. Rows come in source
+	// order, the order every writer locks them in; an engine with several
+	// writers spreads them over shards.
+	Increment(ctx context.Context, tx Querier, table string, counters []string, rows [][]any) error
 }
 
 // Ingest implements crawlkeeper.Store: the whole batch is one
@@ -163,11 +165,64 @@ func (s *Store) applyIngest(ctx context.Context, tx Querier, w *crawlkeeper.Inge
 			return err
 		}
 	}
-	if len(w.Deliveries) == 0 {
+	if len(w.Deliveries) > 0 {
+		ds := slices.SortedFunc(slices.Values(w.Deliveries), func(a, b crawlkeeper.DeliveryCount) int { return cmp.Compare(a.Source, b.Source) })
+		rows := make([][]any, len(ds))
+		for i, d := range ds {
+			rows[i] = []any{d.Source, d.Deliveries, d.Duplicates}
+		}
+		if err := s.e.Increment(ctx, tx, "deliveries", []string{"deliveries", "duplicates"}, rows); err != nil {
+			return err
+		}
+	}
+	return s.countDateErrors(ctx, tx, w.ActiveDateErrors)
+}
+
+// countDateErrors adds changes to the per-source counts of active records
+// with date errors (date_error_counts).
+func (s *Store) countDateErrors(ctx context.Context, tx Querier, counts []crawlkeeper.SourceCount) error {
+	if len(counts) == 0 {
 		return nil
 	}
-	ds := slices.SortedFunc(slices.Values(w.Deliveries), func(a, b crawlkeeper.DeliveryCount) int { return cmp.Compare(a.Source, b.Source) })
-	return s.e.CountDeliveries(ctx, tx, ds)
+	rows := make([][]any, len(counts))
+	for i, c := range counts {
+		rows[i] = []any{c.Source, c.N}
+	}
+	return s.e.Increment(ctx, tx, "date_error_counts", []string{"n"}, rows)
+}
+
+// RecountDateErrors implements crawlkeeper.DateErrorCounter.
+func (s *Store) RecountDateErrors(ctx context.Context) error {
+	return s.e.Write(ctx, "recount date errors", func(tx Querier) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM date_error_counts`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO date_error_counts (source, shard, n)
+			SELECT source, 0, count(*) FROM active WHERE date_errors IS NOT NULL GROUP BY source`)
+		return err
+	})
+}
+
+var _ crawlkeeper.DateErrorCounter = (*Store)(nil)
+
+// ActiveDateErrors implements crawlkeeper.DateErrorCounter from the
+// counters every write keeps (date_error_counts), without counting the
+// active table.
+func (s *Store) ActiveDateErrors(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	err := EachRow(ctx, s.e.Reader(), func(rows Rows) error {
+		var src string
+		var n int64
+		err := rows.Scan(&src, &n)
+		if n != 0 {
+			out[src] = n
+		}
+		return err
+	}, `SELECT source, `+s.e.SumInt("n")+` FROM date_error_counts GROUP BY source`)
+	if err != nil {
+		return nil, s.e.Wrap("date error counts", err)
+	}
+	return out, nil
 }
 
 // deleteIDs deletes the rows of ids from table.

@@ -33,20 +33,27 @@ func (s *Store) lockRekeyKeys(ctx context.Context, tx Querier, oldKeys, newKeys 
 	return held, err
 }
 
-// states reads the table, version and last_updated_at of the records with
-// ids, row-locked.
-func (s *Store) states(ctx context.Context, tx Querier, ids []int64) (map[int64]crawlkeeper.MergeSource, error) {
-	out := make(map[int64]crawlkeeper.MergeSource, len(ids))
+// storedState is a record's state as a rekey step checks it.
+type storedState struct {
+	crawlkeeper.MergeSource
+	// dateErrors is set when the record has date errors.
+	dateErrors bool
+}
+
+// states reads the table, version, last_updated_at, key, source and date
+// errors of the records with ids, row-locked.
+func (s *Store) states(ctx context.Context, tx Querier, ids []int64) (map[int64]storedState, error) {
+	out := make(map[int64]storedState, len(ids))
 	for _, archived := range []bool{false, true} {
 		err := Chunks(ids, func(c []int64) error {
 			return EachRow(ctx, tx, func(rows Rows) error {
-				var st crawlkeeper.MergeSource
+				var st storedState
 				var updated int64
-				err := rows.Scan(&st.State.ID, &st.State.Version, &updated, &st.Key)
+				err := rows.Scan(&st.State.ID, &st.State.Version, &updated, &st.Key, &st.Source, &st.dateErrors)
 				st.State.LastUpdatedAt, st.Archived = crawlkeeper.MicrosTime(updated), archived
 				out[st.State.ID] = st
 				return err
-			}, "SELECT id, version, last_updated_at, `key` FROM "+table(archived)+` WHERE id IN (`+In(len(c))+`)`+s.e.ForUpdate(), Args(c)...)
+			}, "SELECT id, version, last_updated_at, `key`, source, date_errors IS NOT NULL FROM "+table(archived)+` WHERE id IN (`+In(len(c))+`)`+s.e.ForUpdate(), Args(c)...)
 		})
 		if err != nil {
 			return nil, err
@@ -119,7 +126,7 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			return nil, err
 		}
 	}
-	err := s.e.Write(ctx, "merge", func(tx Querier) error {
+	err := s.e.Write(ctx, "merge", func(tx Querier) (err error) {
 		var oldKeys, newKeys []string
 		var ids []int64
 		for i, m := range ms {
@@ -138,6 +145,12 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 		if err != nil {
 			return err
 		}
+		errs := crawlkeeper.DateErrorCounts{}
+		defer func() {
+			if err == nil {
+				err = s.countDateErrors(ctx, tx, errs.List())
+			}
+		}()
 		for i, m := range ms {
 			if held[m.Survivor.Key] || !m.Holds(func(id int64) (bool, int64, time.Time, bool) {
 				st, ok := cur[id]
@@ -145,10 +158,16 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			}) {
 				continue
 			}
-			if err := s.mergeOne(ctx, tx, m); err != nil {
+			if err = s.mergeOne(ctx, tx, m); err != nil {
 				return err
 			}
 			applied[i] = true
+			for _, id := range m.IDs() {
+				if st := cur[id]; !st.Archived && st.dateErrors {
+					errs.AddSource(st.Source, -1)
+				}
+			}
+			errs.Add(m.Survivor, 1)
 		}
 		return nil
 	})

@@ -76,14 +76,16 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 			return err
 		}
 		var plain, event [][]any
+		errs := crawlkeeper.DateErrorCounts{}
 		for _, p := range ws {
-			if v, ok := versions[p.ID]; !ok || v != p.Version {
+			if st, ok := versions[p.ID]; !ok || st.version != p.Version {
 				skipped = append(skipped, p.ID)
 				continue
 			}
 			row := []any{p.ID, p.ProcessedAt.UnixMicro(), p.Version, p.Chain, Blob(p.Derived)}
 			if p.SetEvent {
 				event = append(event, append(row, Micros(p.EventAt), DateErrors(p.DateErrors)))
+				eventErrors(versions, p.ID, p.DateErrors, errs)
 			} else {
 				plain = append(plain, row)
 			}
@@ -100,7 +102,7 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 				return err
 			}
 		}
-		return nil
+		return s.countDateErrors(ctx, tx, errs.List())
 	})
 	if err != nil {
 		return nil, err
