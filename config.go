@@ -164,6 +164,13 @@ type URLKeyRules struct {
 	// FoldWWW treats "www.example.com" and "example.com" as one host.
 	// Defaults to false: a different host is a different page.
 	FoldWWW *bool `yaml:"fold_www" json:"fold_www,omitempty"`
+	// KeepScheme keeps "http://" and "https://" apart. Defaults to false:
+	// one page served both ways is one page.
+	KeepScheme *bool `yaml:"keep_scheme" json:"keep_scheme,omitempty"`
+	// KeepDirectoryIndex keeps "/news/index.html" and "/news/" apart (the
+	// names are canon.IndexNames). Defaults to false: a directory and its
+	// index file are one page.
+	KeepDirectoryIndex *bool `yaml:"keep_directory_index" json:"keep_directory_index,omitempty"`
 }
 
 // TitleKeyRules configures title normalisation for keys.
@@ -172,6 +179,10 @@ type TitleKeyRules struct {
 	// invisible characters removed; off, titles differ in letter case and
 	// width. White space is collapsed either way. Defaults to true.
 	Fold *bool `yaml:"fold" json:"fold,omitempty"`
+	// KeepEntities keeps HTML character references ("Q&amp;A",
+	// "&#8217;") as text. Defaults to false: they are decoded, so "Q&amp;A"
+	// is "Q&A".
+	KeepEntities *bool `yaml:"keep_entities" json:"keep_entities,omitempty"`
 }
 
 // LimitsConfig bounds input sizes.
@@ -359,10 +370,13 @@ type SourcePolicy struct {
 	// URLRules canonicalise URL key fields.
 	URLRules *canon.URLRules
 	// FoldTitle folds the title key field (TitleKeyRules.Fold).
-	FoldTitle      bool
-	Search         bool
-	SearchFields   []string
-	SearchLanguage string
+	FoldTitle bool
+	// KeepTitleEntities keeps HTML character references in the title key
+	// field as text (TitleKeyRules.KeepEntities).
+	KeepTitleEntities bool
+	Search            bool
+	SearchFields      []string
+	SearchLanguage    string
 
 	eventSet map[string]bool
 	startSet map[string]bool
@@ -488,17 +502,20 @@ func (c *Config) resolve(source string, override bool) (*SourcePolicy, error) {
 	}
 	su, du := s.KeyRules.URL, d.KeyRules.URL
 	urlRules, err := canon.NewURLRules(canon.URLOptions{
-		Off:               !pickBool(su.Canonical, du.Canonical, true),
-		DropParams:        pickStrings(su.DropParams, du.DropParams, nil),
-		KeepParams:        pickStrings(su.KeepParams, du.KeepParams, nil),
-		KeepTrailingSlash: pickBool(su.KeepTrailingSlash, du.KeepTrailingSlash, false),
-		FoldWWW:           pickBool(su.FoldWWW, du.FoldWWW, false),
+		Off:                !pickBool(su.Canonical, du.Canonical, true),
+		DropParams:         pickStrings(su.DropParams, du.DropParams, nil),
+		KeepParams:         pickStrings(su.KeepParams, du.KeepParams, nil),
+		KeepTrailingSlash:  pickBool(su.KeepTrailingSlash, du.KeepTrailingSlash, false),
+		FoldWWW:            pickBool(su.FoldWWW, du.FoldWWW, false),
+		KeepScheme:         pickBool(su.KeepScheme, du.KeepScheme, false),
+		KeepDirectoryIndex: pickBool(su.KeepDirectoryIndex, du.KeepDirectoryIndex, false),
 	})
 	if err != nil {
 		return nil, Errorf(EINVALID, "config %s: key_rules.url: %v", where, err)
 	}
 	p.URLRules = urlRules
 	p.FoldTitle = pickBool(s.KeyRules.Title.Fold, d.KeyRules.Title.Fold, true)
+	p.KeepTitleEntities = pickBool(s.KeyRules.Title.KeepEntities, d.KeyRules.Title.KeepEntities, false)
 	tz := pickString(s.TimeZone, d.TimeZone, "UTC")
 	loc, err := time.LoadLocation(tz)
 	if err != nil {

@@ -152,6 +152,11 @@ func (g *Ingester) batchSize() int {
 // input could not be read or the store failed; batches committed before the
 // failure stay committed.
 func (g *Ingester) Ingest(ctx context.Context, r io.Reader, base Meta) (*IngestSummary, error) {
+	// Metadata no store can hold fails the whole request, before any of
+	// it is read, rather than every item that lacks its own.
+	if err := base.Validate([3]string{"the request's source", "the request's target", "the request's round"}); err != nil {
+		return &IngestSummary{Errors: []ItemError{}}, err
+	}
 	maxBytes := 0
 	if g.Config != nil {
 		maxBytes = g.Config.Limits.MaxItemBytes
@@ -232,6 +237,10 @@ func (g *Ingester) IngestItems(ctx context.Context, items []map[string]any, meta
 	batch := make([]*Prepared, 0, size)
 	for i, it := range items {
 		sum.Read++
+		if err := metas[i].Validate([3]string{"metadata _source", "metadata _target", "metadata _round"}); err != nil {
+			sum.reject(i+1, err)
+			continue
+		}
 		p, err := (&Preparer{Config: g.Config, Dates: g.Dates}).PrepareDecoded(it, metas[i], i+1, now)
 		if err != nil {
 			sum.reject(i+1, err)

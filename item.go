@@ -211,8 +211,8 @@ func DecodeItem(data []byte, base Meta) (map[string]any, Meta, error) {
 			if !ok {
 				return nil, meta, Errorf(EINVALID, "metadata %s must be a string, got %s", k, aKind(val))
 			}
-			if len(s) > 1024 {
-				return nil, meta, Errorf(EINVALID, "metadata %s is %d bytes; the limit is 1024", k, len(s))
+			if err := ValidateName("metadata "+k, s); err != nil {
+				return nil, meta, err
 			}
 			if k == MetaSource {
 				meta.Source = s
@@ -236,6 +236,45 @@ func DecodeItem(data []byte, base Meta) (map[string]any, Meta, error) {
 		// Other "_" keys are crawler-private metadata and are dropped.
 	}
 	return m, meta, nil
+}
+
+// MaxNameBytes is the longest source or target name, given per item
+// (_source, _target) or per request (--source, ?target=, a client's
+// options): what every store's source and target columns hold.
+const MaxNameBytes = 1024
+
+// ValidateName checks a source or target name against the limits every
+// store holds: at most MaxNameBytes bytes of UTF-8. what names the value in
+// the message ("metadata _target", "--source").
+func ValidateName(what, s string) error {
+	if len(s) > MaxNameBytes {
+		return Errorf(EINVALID, "%s is %d bytes; the limit is %d", what, len(s), MaxNameBytes)
+	}
+	if !utf8.ValidString(s) {
+		return Errorf(EINVALID, "%s is not valid UTF-8: send the name encoded as UTF-8", what)
+	}
+	return nil
+}
+
+// Validate checks request-level metadata (flags, query parameters, a
+// client's options) against the limits the same metadata has in an item,
+// so that a request whose own metadata no store can hold is refused whole
+// before anything of it is stored. flags names each value as the caller
+// spells it: flags[0] the source, flags[1] the target, flags[2] the round
+// ("--source", "?source=").
+func (m Meta) Validate(flags [3]string) error {
+	if err := ValidateName(flags[0], m.Source); err != nil {
+		return err
+	}
+	if err := ValidateName(flags[1], m.Target); err != nil {
+		return err
+	}
+	if m.Round != "" {
+		if err := ValidateRound(m.Round); err != nil {
+			return Errorf(EINVALID, "%s: %s", flags[2], ErrorMessage(err))
+		}
+	}
+	return nil
 }
 
 // roundText accepts a round as a non-negative integer or a non-empty

@@ -103,6 +103,8 @@ func TestDecodeItem(t *testing.T) {
 		{`{"_round":1.5}`, "_round must be a non-negative integer"},
 		{`{"_round":true}`, "_round must be an integer or a string"},
 		{`{"_round":""}`, "a round is 1 to 128 characters"},
+		{`{"_target":"` + strings.Repeat("t", 1025) + `"}`, "metadata _target is 1025 bytes; the limit is 1024"},
+		{`{"_source":"` + strings.Repeat("s", 1500) + `"}`, "metadata _source is 1500 bytes; the limit is 1024"},
 		{`{"_crawled_at":{"$gt":""}}`, "_crawled_at must be a date string or a Unix time number, got an object"},
 		{`{"a":NaN}`, "invalid JSON"},
 	} {
@@ -134,4 +136,35 @@ func FuzzDecodeItem(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Request-level metadata is held to the limits of an item's own, and the
+// message names the value as the caller spelled it.
+func TestMetaValidate(t *testing.T) {
+	flags := [3]string{"--source", "--target", "--round"}
+	for _, tc := range []struct {
+		meta Meta
+		want string // "" for valid
+	}{
+		{Meta{}, ""},
+		{Meta{Source: strings.Repeat("s", MaxNameBytes), Target: strings.Repeat("t", MaxNameBytes), Round: "7"}, ""},
+		{Meta{Source: "jobs", Target: "acme.example/careers?page=2"}, ""},
+		{Meta{Source: strings.Repeat("s", MaxNameBytes+1)}, "--source is 1025 bytes; the limit is 1024"},
+		{Meta{Target: strings.Repeat("t", 1500)}, "--target is 1500 bytes; the limit is 1024"},
+		{Meta{Source: "caf\xe9"}, "--source is not valid UTF-8"},
+		{Meta{Target: "\xff"}, "--target is not valid UTF-8"},
+		{Meta{Round: strings.Repeat("7", 129)}, "--round: round"},
+		{Meta{Round: "a\nb"}, "control characters"},
+	} {
+		err := tc.meta.Validate(flags)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("Validate(%.40q) = %v, want nil", tc.meta, err)
+			}
+			continue
+		}
+		if err == nil || ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), tc.want) {
+			t.Errorf("Validate(%.40q) = %v, want EINVALID containing %q", tc.meta, err, tc.want)
+		}
+	}
 }

@@ -77,7 +77,7 @@ func (p *SourcePolicy) keyField(name string, v any) string {
 		return p.urlRules().Canonical(s)
 	}
 	if name == "title" {
-		return canon.Title(s, p.FoldTitle)
+		return canon.TitleOptions{Fold: p.FoldTitle, KeepEntities: p.KeepTitleEntities}.Title(s)
 	}
 	return NormalizeText(s)
 }

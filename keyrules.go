@@ -49,13 +49,18 @@ func (p *SourcePolicy) KeyRulesFingerprint() string {
 	}
 	line("rules", strconv.Itoa(KeyRulesVersion), strconv.Itoa(canon.Version))
 	line("default_drop", canon.DefaultDropParams...)
+	for _, host := range slices.Sorted(maps.Keys(canon.PlatformDropParams)) {
+		line("platform_drop", append([]string{host}, canon.PlatformDropParams[host]...)...)
+	}
+	line("index_names", canon.IndexNames...)
 	line("key", p.Key...)
 	line("volatile", sorted(p.Volatile, false)...)
 	line("event_fields", sorted(p.EventFields, false)...)
-	line("url", strconv.FormatBool(!o.Off), strconv.FormatBool(o.KeepTrailingSlash), strconv.FormatBool(o.FoldWWW))
+	line("url", strconv.FormatBool(!o.Off), strconv.FormatBool(o.KeepTrailingSlash), strconv.FormatBool(o.FoldWWW),
+		strconv.FormatBool(o.KeepScheme), strconv.FormatBool(o.KeepDirectoryIndex))
 	line("drop_params", sorted(o.DropParams, true)...)
 	line("keep_params", sorted(o.KeepParams, true)...)
-	line("title_fold", strconv.FormatBool(p.FoldTitle))
+	line("title_fold", strconv.FormatBool(p.FoldTitle), strconv.FormatBool(p.KeepTitleEntities))
 	return fmt.Sprintf("k%d-%s", KeyRulesVersion, hex.EncodeToString(h.Sum(nil)[:8]))
 }
 

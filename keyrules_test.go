@@ -45,6 +45,14 @@ func TestKeyRulesPairs(t *testing.T) {
 		{"HashRoute", delivery{"Jobs", "https://app.example/#/jobs/1"}, delivery{"Jobs", "https://app.example/#/jobs/2"}, false},
 		{"TitleWords", delivery{"Data Engineer", "https://jobs.example/1"}, delivery{"Senior Data Engineer", "https://jobs.example/1"}, false},
 		{"TitleAccents", delivery{"Resume", "https://jobs.example/1"}, delivery{"Résumé", "https://jobs.example/1"}, false},
+		{"Scheme", delivery{"Jobs", "http://jobs.example/1"}, delivery{"Jobs", "https://jobs.example/1"}, true},
+		{"DirectoryIndex", delivery{"News", "https://news.example/local/index.html"}, delivery{"News", "https://news.example/local/"}, true},
+		{"QueryAmpEntity", delivery{"Jobs", "https://jobs.example/list?page=2&amp;sort=new"}, delivery{"Jobs", "https://jobs.example/list?sort=new&page=2"}, true},
+		{"TweetShare", delivery{"Jobs", "https://jobs.example/1?ref_src=twsrc%5Etfw"}, delivery{"Jobs", "https://jobs.example/1"}, true},
+		{"PlatformShare", delivery{"Jobs", "https://www.linkedin.com/jobs/view/39/?trk=public_jobs&refId=x"}, delivery{"Jobs", "https://www.linkedin.com/jobs/view/39"}, true},
+		{"TitleEntities", delivery{"Q&amp;A: What&#8217;s next", "https://news.example/qa"}, delivery{"Q&A: What’s next", "https://news.example/qa"}, true},
+		{"TitleApostrophe", delivery{"It’s here", "https://news.example/it"}, delivery{"It's here", "https://news.example/it"}, true},
+		{"SearchParamOffPlatform", delivery{"Search", "https://blog.example/?s=go"}, delivery{"Search", "https://blog.example/?s=rust"}, false},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			ka, pa := keyOfItem(t, p, tc.a.title, tc.a.url)
@@ -65,6 +73,7 @@ func TestKeyRulesPerSource(t *testing.T) {
 			"raw":    {KeyRules: KeyRulesConfig{URL: URLKeyRules{Canonical: &no}, Title: TitleKeyRules{Fold: &no}}},
 			"shop":   {KeyRules: KeyRulesConfig{URL: URLKeyRules{DropParams: []string{"sid", "pf_rd_*"}, FoldWWW: &yes}}},
 			"exempt": {KeyRules: KeyRulesConfig{URL: URLKeyRules{KeepParams: []string{"utm_content"}}}},
+			"plain":  {KeyRules: KeyRulesConfig{URL: URLKeyRules{KeepScheme: &yes, KeepDirectoryIndex: &yes}, Title: TitleKeyRules{KeepEntities: &yes}}},
 		},
 	}
 	same := func(t *testing.T, source, ta, ua, tb, ub string, want bool) {
@@ -98,6 +107,17 @@ func TestKeyRulesPerSource(t *testing.T) {
 	t.Run("KeepParams", func(t *testing.T) {
 		same(t, "exempt", "A", "https://x.example/a?utm_content=v2", "A", "https://x.example/a", false)
 		same(t, "exempt", "A", "https://x.example/a?utm_source=x", "A", "https://x.example/a", true)
+	})
+	t.Run("KeepScheme", func(t *testing.T) {
+		same(t, "plain", "A", "http://x.example/a", "A", "https://x.example/a", false)
+		same(t, "any", "A", "http://x.example/a", "A", "https://x.example/a", true)
+	})
+	t.Run("KeepDirectoryIndex", func(t *testing.T) {
+		same(t, "plain", "A", "https://x.example/a/index.html", "A", "https://x.example/a/", false)
+	})
+	t.Run("KeepEntities", func(t *testing.T) {
+		same(t, "plain", "Q&amp;A", "https://x.example/a", "Q&A", "https://x.example/a", false)
+		same(t, "plain", "Q&A", "https://x.example/a", "q&a", "https://x.example/a", true)
 	})
 	t.Run("OtherTextFieldsKeepCase", func(t *testing.T) {
 		c := &Config{Sources: map[string]SourceConfig{"s": {Key: []string{"sku"}}}}
@@ -146,6 +166,9 @@ func TestKeyRulesFingerprint(t *testing.T) {
 		"WWW":        {KeyRules: KeyRulesConfig{URL: URLKeyRules{FoldWWW: &yes}}},
 		"Title":      {KeyRules: KeyRulesConfig{Title: TitleKeyRules{Fold: new(bool)}}},
 		"Canonical":  {KeyRules: KeyRulesConfig{URL: URLKeyRules{Canonical: new(bool)}}},
+		"Scheme":     {KeyRules: KeyRulesConfig{URL: URLKeyRules{KeepScheme: &yes}}},
+		"Index":      {KeyRules: KeyRulesConfig{URL: URLKeyRules{KeepDirectoryIndex: &yes}}},
+		"Entities":   {KeyRules: KeyRulesConfig{Title: TitleKeyRules{KeepEntities: &yes}}},
 	} {
 		fp, err := KeyRulesFingerprint(&Config{Sources: map[string]SourceConfig{"s": sc}}, "s")
 		if err != nil || fp == base {

@@ -3,6 +3,7 @@ package crawlkeeper_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -146,8 +147,9 @@ func TestLeaseHolderDoesNotRunWithoutTheLease(t *testing.T) {
 	}
 }
 
-// A process names itself host-pid-token, and the host and pid read back
-// from the name (also from the older host-pid form).
+// A process names itself host-pid-token/pidns:INODE/boot:UUID, and every
+// part reads back from the name, as do the older forms host-pid-token and
+// host-pid.
 func TestProcessOwner(t *testing.T) {
 	me := crawlkeeper.ProcessOwner()
 	if crawlkeeper.ProcessOwner() != me {
@@ -157,29 +159,122 @@ func TestProcessOwner(t *testing.T) {
 	if h, pid, ok := crawlkeeper.ParseProcessOwner(me); !ok || h != host || pid != os.Getpid() {
 		t.Fatalf("ParseProcessOwner(%q) = %q %d %v, want %q %d", me, h, pid, ok, host, os.Getpid())
 	}
-	for _, tc := range []struct {
-		owner string
-		host  string
-		pid   int
-		ok    bool
-	}{
-		{"web-1-0a1b2c3d", "web", 1, true},
-		{"pod-7-1-0a1b2c3d", "pod-7", 1, true},
-		{"web-1-4242", "web-1", 4242, true},
-		{"my-host-12-deadbeef", "my-host", 12, true},
-		{"host-42", "host", 42, true},
-		{"nopid", "", 0, false},
-		{"host-x1", "", 0, false},
-		{"host-0", "", 0, false},
-	} {
-		h, pid, ok := crawlkeeper.ParseProcessOwner(tc.owner)
-		if h != tc.host || pid != tc.pid || ok != tc.ok {
-			t.Errorf("ParseProcessOwner(%q) = %q %d %v, want %q %d %v", tc.owner, h, pid, ok, tc.host, tc.pid, tc.ok)
-		}
+	id, ok := crawlkeeper.ParseLeaseOwner(me)
+	if !ok || id != crawlkeeper.ThisProcess() || id.String() != me {
+		t.Fatalf("ParseLeaseOwner(%q) = %+v %v, want %+v", me, id, ok, crawlkeeper.ThisProcess())
 	}
 	// The token after host and pid is what keeps two processes of one
 	// hostname and pid apart: eight hex digits drawn per process.
-	if tok := me[strings.LastIndexByte(me, '-')+1:]; len(tok) != 8 {
-		t.Fatalf("owner %q: want host-pid-token with an 8-digit token", me)
+	if len(id.Token) != 8 {
+		t.Fatalf("owner %q: want an 8-digit token", me)
+	}
+	// Where /proc says them, the name carries the PID namespace and the
+	// boot: the same values a shell reads.
+	if link, err := os.Readlink("/proc/self/ns/pid"); err == nil {
+		if want := fmt.Sprintf("pid:[%d]", id.PIDNS); link != want {
+			t.Fatalf("owner %q names PID namespace %d, /proc/self/ns/pid says %s", me, id.PIDNS, link)
+		}
+		boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+		if err != nil || strings.TrimSpace(string(boot)) != id.Boot {
+			t.Fatalf("owner %q names boot %q, /proc says %q (%v)", me, id.Boot, boot, err)
+		}
+		if !strings.HasSuffix(me, fmt.Sprintf("/pidns:%d/boot:%s", id.PIDNS, id.Boot)) {
+			t.Fatalf("owner %q does not end with its namespace and boot", me)
+		}
+	} else {
+		t.Logf("no /proc/self/ns/pid here (%v): the name ends after the token", err)
+	}
+
+	const boot = "425bf5ee-ca0b-4448-99f2-979282e701e4"
+	for _, tc := range []struct {
+		owner string
+		want  crawlkeeper.LeaseOwnerID
+		ok    bool
+	}{
+		{"web-1-0a1b2c3d/pidns:4026531836/boot:" + boot, crawlkeeper.LeaseOwnerID{Host: "web", PID: 1, Token: "0a1b2c3d", PIDNS: 4026531836, Boot: boot}, true},
+		{"pod-7-1-0a1b2c3d/pidns:4026532175/boot:" + boot, crawlkeeper.LeaseOwnerID{Host: "pod-7", PID: 1, Token: "0a1b2c3d", PIDNS: 4026532175, Boot: boot}, true},
+		{"web.example.org-31337-ffffffff/pidns:1/boot:" + boot, crawlkeeper.LeaseOwnerID{Host: "web.example.org", PID: 31337, Token: "ffffffff", PIDNS: 1, Boot: boot}, true},
+		// The older forms: no namespace, no boot.
+		{"web-1-0a1b2c3d", crawlkeeper.LeaseOwnerID{Host: "web", PID: 1, Token: "0a1b2c3d"}, true},
+		{"pod-7-1-0a1b2c3d", crawlkeeper.LeaseOwnerID{Host: "pod-7", PID: 1, Token: "0a1b2c3d"}, true},
+		{"web-1-4242", crawlkeeper.LeaseOwnerID{Host: "web-1", PID: 4242}, true},
+		{"my-host-12-deadbeef", crawlkeeper.LeaseOwnerID{Host: "my-host", PID: 12, Token: "deadbeef"}, true},
+		{"host-42", crawlkeeper.LeaseOwnerID{Host: "host", PID: 42}, true},
+		// Names of other forms.
+		{"nopid", crawlkeeper.LeaseOwnerID{}, false},
+		{"host-x1", crawlkeeper.LeaseOwnerID{}, false},
+		{"host-0", crawlkeeper.LeaseOwnerID{}, false},
+		{"web-1-0a1b2c3d/pidns:x/boot:" + boot, crawlkeeper.LeaseOwnerID{}, false},
+		{"web-1-0a1b2c3d/pidns:0/boot:" + boot, crawlkeeper.LeaseOwnerID{}, false},
+		{"web-1-0a1b2c3d/pidns:4026531836/boot:not-a-boot", crawlkeeper.LeaseOwnerID{}, false},
+		{"web-1-0a1b2c3d/boot:" + boot, crawlkeeper.LeaseOwnerID{}, false},
+	} {
+		got, ok := crawlkeeper.ParseLeaseOwner(tc.owner)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseLeaseOwner(%q) = %+v %v, want %+v %v", tc.owner, got, ok, tc.want, tc.ok)
+		}
+		if ok && got.String() != tc.owner {
+			t.Errorf("ParseLeaseOwner(%q).String() = %q", tc.owner, got.String())
+		}
+	}
+}
+
+// TestLeaseOwnerGone checks the decision to take a lease before it
+// expires: only an owner of this host, PID namespace and boot whose pid
+// runs nothing (or is this process's own pid) is known to be dead.
+// Everywhere else the pid means nothing here, and the lease is waited out.
+func TestLeaseOwnerGone(t *testing.T) {
+	const boot = "425bf5ee-ca0b-4448-99f2-979282e701e4"
+	const otherBoot = "9d2b0c4e-1f3a-4b5c-8d6e-7f8091a2b3c4"
+	here := crawlkeeper.LeaseOwnerID{Host: "web", PID: 100, Token: "0a1b2c3d", PIDNS: 4026531836, Boot: boot}
+	// running is the PID table here: pid 200 runs, 300 does not.
+	running := map[int]bool{100: true, 200: true}
+	owner := func(f func(*crawlkeeper.LeaseOwnerID)) string {
+		o := crawlkeeper.LeaseOwnerID{Host: "web", PID: 300, Token: "99999999", PIDNS: 4026531836, Boot: boot}
+		f(&o)
+		return o.String()
+	}
+	for _, tc := range []struct {
+		name  string
+		owner string
+		gone  bool
+	}{
+		{"same namespace and boot, pid runs nothing", owner(func(o *crawlkeeper.LeaseOwnerID) {}), true},
+		{"same namespace and boot, pid runs", owner(func(o *crawlkeeper.LeaseOwnerID) { o.PID = 200 }), false},
+		{"an earlier process with this process's pid", owner(func(o *crawlkeeper.LeaseOwnerID) { o.PID = 100 }), true},
+		{"this process", here.String(), false},
+		{"another PID namespace (a container)", owner(func(o *crawlkeeper.LeaseOwnerID) { o.PIDNS = 4026532175 }), false},
+		{"another PID namespace, this process's pid", owner(func(o *crawlkeeper.LeaseOwnerID) { o.PIDNS, o.PID = 4026532175, 100 }), false},
+		{"another boot", owner(func(o *crawlkeeper.LeaseOwnerID) { o.Boot = otherBoot }), false},
+		{"another host", owner(func(o *crawlkeeper.LeaseOwnerID) { o.Host = "db" }), false},
+		{"older form host-pid-token", "web-300-99999999", false},
+		{"older form host-pid", "web-300", false},
+		{"older form with this process's pid", "web-100-99999999", false},
+		{"a name of another form", "scanner-on-web", false},
+		{"no token", "web-300/pidns:4026531836/boot:" + boot, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := false
+			got := crawlkeeper.LeaseOwnerGone(tc.owner, here, func(pid int) bool {
+				asked = true
+				return running[pid]
+			})
+			if got != tc.gone {
+				t.Fatalf("LeaseOwnerGone(%q) = %v, want %v", tc.owner, got, tc.gone)
+			}
+			if asked && !strings.HasSuffix(tc.owner, "/pidns:4026531836/boot:"+boot) {
+				t.Fatalf("LeaseOwnerGone(%q) asked this PID table about a pid of another namespace", tc.owner)
+			}
+		})
+	}
+	// A process that does not know its own namespace or boot trusts no
+	// liveness check at all.
+	for _, blind := range []crawlkeeper.LeaseOwnerID{
+		{Host: "web", PID: 100, Token: "0a1b2c3d", Boot: boot},
+		{Host: "web", PID: 100, Token: "0a1b2c3d", PIDNS: 4026531836},
+	} {
+		if crawlkeeper.LeaseOwnerGone(owner(func(o *crawlkeeper.LeaseOwnerID) {}), blind, func(int) bool { return false }) {
+			t.Fatalf("a process without its namespace or boot (%+v) judged an owner dead", blind)
+		}
 	}
 }

@@ -189,8 +189,8 @@ func validateRoundFilter(what, round, target string) error {
 			return Errorf(EINVALID, "%s: %s", what, ErrorMessage(err))
 		}
 	}
-	if len(target) > 1024 {
-		return Errorf(EINVALID, "%s: target is %d bytes; targets are at most 1024", what, len(target))
+	if len(target) > MaxNameBytes {
+		return Errorf(EINVALID, "%s: target is %d bytes; targets are at most %d", what, len(target), MaxNameBytes)
 	}
 	return nil
 }

@@ -29,6 +29,13 @@ type URLOptions struct {
 	KeepTrailingSlash bool
 	// FoldWWW treats "www.example.com" as "example.com".
 	FoldWWW bool
+	// KeepScheme keeps "http://" and "https://" apart; by default an http
+	// URL is written https, as one page served both ways.
+	KeepScheme bool
+	// KeepDirectoryIndex keeps "/news/index.html" and "/news/" apart; by
+	// default a last path segment that is a directory index name
+	// (IndexNames) is removed.
+	KeepDirectoryIndex bool
 }
 
 // URLRules canonicalises URLs under one source's options. It is safe for
@@ -145,6 +152,10 @@ func (r *URLRules) Canonical(raw string) string {
 		return s
 	}
 	scheme := strings.ToLower(s[:colon])
+	outScheme := scheme
+	if scheme == "http" && !r.opts.KeepScheme {
+		outScheme = "https"
+	}
 	if specialSchemes[scheme] {
 		// Browsers read a backslash before the query as a slash in
 		// http(s) and the other special schemes (WHATWG URL), so
@@ -166,6 +177,7 @@ func (r *URLRules) Canonical(raw string) string {
 		end = len(rest)
 	}
 	authority, rest := rest[:end], rest[end:]
+	rest = decodeQueryAmpersands(rest)
 	var path, query, frag string
 	hasFrag := false
 	if i := strings.IndexByte(rest, '#'); i >= 0 {
@@ -179,12 +191,14 @@ func (r *URLRules) Canonical(raw string) string {
 
 	var buf [256]byte
 	b := buf[:0]
-	b = append(b, scheme...)
+	b = append(b, outScheme...)
 	b = append(b, "://"...)
-	b = r.appendAuthority(b, scheme, authority)
+	hostStart := len(b)
+	b = r.appendAuthority(b, scheme, outScheme, authority)
+	host := hostOf(b[hostStart:])
 	b = r.appendPath(b, path)
 	if hasQuery {
-		b = r.appendQuery(b, query)
+		b = r.appendQuery(b, query, host)
 	}
 	if hasFrag {
 		b = appendFragment(b, frag)
@@ -193,6 +207,62 @@ func (r *URLRules) Canonical(raw string) string {
 		return s // already canonical: no copy
 	}
 	return string(b)
+}
+
+// decodeQueryAmpersands writes "&" for the numeric references to an
+// ampersand ("&#038;", "&#38;", "&#x26;") in the query of rest (path,
+// query and fragment), which a crawler leaves in when it reads a link out
+// of HTML without decoding it: WordPress's esc_url writes every ampersand
+// of a link as "&#038;". Left alone, its '#' would cut the query short as
+// a fragment. Only the query is read: from the first '?' to the first '#'
+// that starts no such reference.
+func decodeQueryAmpersands(rest string) string {
+	q := strings.IndexByte(rest, '?')
+	if q < 0 || !strings.Contains(rest[q:], "&#") || strings.IndexByte(rest[:q], '#') >= 0 {
+		return rest
+	}
+	var out []byte
+	last := 0
+	for i := q; i < len(rest); i++ {
+		if rest[i] != '#' {
+			continue
+		}
+		n := 0
+		if i > 0 && rest[i-1] == '&' {
+			n = ampersandRef(rest[i:])
+		}
+		if n == 0 {
+			break // the fragment
+		}
+		// rest[i-1:i+n] is the reference; the '&' before it stays.
+		out = append(out, rest[last:i]...)
+		last = i + n
+		i += n - 1
+	}
+	if out == nil {
+		return rest
+	}
+	return string(append(out, rest[last:]...))
+}
+
+// ampersandRef returns the length of "#38;" or "#x26;" (any number of
+// leading zeros, either case of x) at the start of s, or 0.
+func ampersandRef(s string) int {
+	i, base := 1, 10
+	if i < len(s) && (s[i] == 'x' || s[i] == 'X') {
+		i, base = 2, 16
+	}
+	for i < len(s) && s[i] == '0' {
+		i++
+	}
+	want := "38"
+	if base == 16 {
+		want = "26"
+	}
+	if !strings.HasPrefix(s[i:], want+";") {
+		return 0
+	}
+	return i + len(want) + 1
 }
 
 // trimControl trims white space and C0 control characters at both ends
@@ -229,7 +299,25 @@ func schemeEnd(s string) int {
 
 var defaultPorts = map[string]string{"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 
-func (r *URLRules) appendAuthority(b []byte, scheme, a string) []byte {
+// hostOf returns the host of a canonical authority: without user
+// information and port (nil for an IP literal in brackets).
+func hostOf(authority []byte) []byte {
+	if at := bytes.LastIndexByte(authority, '@'); at >= 0 {
+		authority = authority[at+1:]
+	}
+	if len(authority) > 0 && authority[0] == '[' {
+		return nil
+	}
+	if i := bytes.LastIndexByte(authority, ':'); i >= 0 {
+		authority = authority[:i]
+	}
+	return authority
+}
+
+// appendAuthority writes the authority; the port is dropped when it is the
+// default of the scheme written (outScheme) or of the scheme given, so
+// that "http://x:80" written https has no port, and the form is stable.
+func (r *URLRules) appendAuthority(b []byte, scheme, outScheme, a string) []byte {
 	if at := strings.LastIndexByte(a, '@'); at >= 0 {
 		if user := a[:at]; user != "" && user != ":" {
 			b = appendEscaped(b, user, userLiteral, userDecode)
@@ -244,13 +332,13 @@ func (r *URLRules) appendAuthority(b []byte, scheme, a string) []byte {
 			if i < len(a)-1 {
 				port = a[i+2:]
 			}
-			return appendPort(appendIPv6(b, host), scheme, port)
+			return appendPort(appendIPv6(b, host), scheme, outScheme, port)
 		}
 	} else if i := strings.LastIndexByte(a, ':'); i >= 0 && allDigits(a[i+1:]) {
 		host, port = a[:i], a[i+1:]
 	}
 	b = r.appendHost(b, host)
-	return appendPort(b, scheme, port)
+	return appendPort(b, scheme, outScheme, port)
 }
 
 func allDigits(s string) bool {
@@ -262,13 +350,13 @@ func allDigits(s string) bool {
 	return true
 }
 
-func appendPort(b []byte, scheme, port string) []byte {
+func appendPort(b []byte, scheme, outScheme, port string) []byte {
 	if p := strings.TrimLeft(port, "0"); p != "" || port == "" {
 		port = p
 	} else {
 		port = "0"
 	}
-	if port == "" || defaultPorts[scheme] == port {
+	if port == "" || defaultPorts[scheme] == port || defaultPorts[outScheme] == port {
 		return b
 	}
 	return append(append(b, ':'), port...)
@@ -368,12 +456,71 @@ func (r *URLRules) appendPath(b []byte, path string) []byte {
 	if bytes.Contains(b[start:], []byte("/.")) {
 		b = append(b[:start], removeDotSegments(string(b[start:]))...)
 	}
+	b = r.foldTrailingSlash(b, start)
+	if !r.opts.KeepDirectoryIndex {
+		// "/a/index.html/index.html" takes two rounds; each removes a
+		// segment, so this ends.
+		for {
+			i := bytes.LastIndexByte(b[start:], '/')
+			if !isIndexName(b[start+i+1:]) {
+				break
+			}
+			b = r.foldTrailingSlash(b[:start+i+1], start)
+		}
+	}
+	return b
+}
+
+// foldTrailingSlash removes the trailing slashes of the path b[start:],
+// but not the root's, unless the source keeps them.
+func (r *URLRules) foldTrailingSlash(b []byte, start int) []byte {
 	if !r.opts.KeepTrailingSlash {
 		for len(b)-start > 1 && b[len(b)-1] == '/' {
 			b = b[:len(b)-1]
 		}
 	}
 	return b
+}
+
+// IndexNames are the file names web servers serve for a directory's own
+// URL (Apache's and nginx's DirectoryIndex, IIS's default documents,
+// Tomcat's welcome files, PHP, ColdFusion and server-side include
+// front pages), so "/news/index.html" is "/news/". Compared without regard
+// to ASCII case (IIS serves "Default.aspx").
+var IndexNames = []string{
+	"index.html", "index.htm", "index.shtml", "index.xhtml",
+	"index.php", "index.asp", "index.aspx", "index.jsp", "index.cfm",
+	"default.html", "default.htm", "default.asp", "default.aspx",
+}
+
+// isIndexName reports whether a path segment is one of IndexNames.
+func isIndexName(seg []byte) bool {
+	if len(seg) < len("index.htm") || len(seg) > len("default.aspx") {
+		return false
+	}
+	for _, n := range IndexNames {
+		if asciiEqualFold(n, seg) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiEqualFold reports whether b is s up to ASCII letter case.
+func asciiEqualFold(s string, b []byte) bool {
+	if len(s) != len(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // removeDotSegments is RFC 3986 section 5.2.4 on an absolute path.
@@ -405,16 +552,24 @@ func removeDotSegments(p string) string {
 // scratch[ns:vs] and scratch[vs:end].
 type param struct{ ns, vs, end int }
 
-func (r *URLRules) appendQuery(b []byte, q string) []byte {
+func (r *URLRules) appendQuery(b []byte, q string, host []byte) []byte {
 	var pbuf [16]param
 	var sbuf [256]byte
 	params, scratch := pbuf[:0], sbuf[:0]
+	platform := platformFor(host)
 	for q != "" {
 		var part string
 		if i := strings.IndexByte(q, '&'); i >= 0 {
 			part, q = q[:i], q[i+1:]
 		} else {
 			part, q = q, ""
+		}
+		// "a=1&amp;b=2" is "a=1&b=2" with the ampersand left escaped by
+		// a crawler that read the link out of HTML without decoding it
+		// (twice escaped: "&amp;amp;"). No site names a parameter
+		// "amp;b".
+		for len(part) >= 4 && asciiEqualFold("amp;", []byte(part[:4])) {
+			part = part[4:]
 		}
 		if part == "" {
 			continue
@@ -425,7 +580,7 @@ func (r *URLRules) appendQuery(b []byte, q string) []byte {
 		}
 		ns := len(scratch)
 		scratch = appendEscaped(scratch, name, queryLiteral, queryDecode)
-		if r.dropped(scratch[ns:]) {
+		if r.dropped(scratch[ns:], platform) {
 			scratch = scratch[:ns]
 			continue
 		}
@@ -456,8 +611,10 @@ func (r *URLRules) appendQuery(b []byte, q string) []byte {
 }
 
 // dropped reports whether the parameter with the (normalised) name is
-// removed: names are compared decoded and lower-cased.
-func (r *URLRules) dropped(name []byte) bool {
+// removed: names are compared decoded and lower-cased. platform is the
+// share and tracking parameters of the URL's host (PlatformDropParams),
+// or nil.
+func (r *URLRules) dropped(name []byte, platform *paramSet) bool {
 	var buf [64]byte
 	n := buf[:0]
 	if bytes.IndexByte(name, '%') >= 0 {
@@ -473,7 +630,7 @@ func (r *URLRules) dropped(name []byte) bool {
 	if r.keep.match(n) {
 		return false
 	}
-	return r.drop.match(n)
+	return r.drop.match(n) || platform != nil && platform.match(n)
 }
 
 // appendFragment keeps hash-bang and hash routes ("#!/a", "#/a") and

@@ -189,6 +189,11 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("crawlkeeper client: URL %q: use the server's base URL, such as http://127.0.0.1:8080", opts.URL)
 	}
+	// The server refuses every request whose metadata breaks its limits;
+	// better to say so here than at the first batch.
+	if err := (crawlkeeper.Meta{Source: opts.Source, Target: opts.Target, Round: opts.Round}).Validate([3]string{"Options.Source", "Options.Target", "Options.Round"}); err != nil {
+		return nil, fmt.Errorf("crawlkeeper client: %w", err)
+	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}

@@ -253,6 +253,24 @@ func TestInvalidItemsFailAtAdd(t *testing.T) {
 	}
 }
 
+// TestNewRefusesMetadataOverTheLimits: a Source or Target the server would
+// refuse on every batch fails New instead, naming the limit.
+func TestNewRefusesMetadataOverTheLimits(t *testing.T) {
+	long := strings.Repeat("x", crawlkeeper.MaxNameBytes+1)
+	for _, o := range []client.Options{{Source: long}, {Target: long}, {Round: strings.Repeat("7", 129)}} {
+		o.URL = "http://127.0.0.1:8080"
+		_, err := client.New(o)
+		if crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID || !strings.Contains(err.Error(), "Options.") {
+			t.Fatalf("New with metadata over the limits: %v", err)
+		}
+	}
+	c, err := client.New(client.Options{URL: "http://127.0.0.1:8080", Source: long[1:], Target: long[1:]})
+	if err != nil {
+		t.Fatalf("New with a source and target of exactly %d bytes: %v", crawlkeeper.MaxNameBytes, err)
+	}
+	c.Close(context.Background())
+}
+
 func TestConcurrentAdds(t *testing.T) {
 	ctx := context.Background()
 	s := mustServe(t, nil)

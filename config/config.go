@@ -80,8 +80,11 @@ defaults:
       keep_params: []        # built-in tracking parameters that name a page on this site
       keep_trailing_slash: false
       fold_www: false        # true: www.example.com is example.com
+      keep_scheme: false     # true: http:// and https:// are different pages
+      keep_directory_index: false # true: /news/index.html and /news/ are different pages
     title:
       fold: true             # NFKC and case folding: "ＤＡＴＡ Engineer" is "data engineer"
+      keep_entities: false   # true: "Q&amp;A" and "Q&A" are different titles
   search: true               # index title and text fields for full-text search
   # search_fields: [body]    # fields indexed besides the title (default: the 3 longest string fields)
   # search_language: simple  # PostgreSQL text search configuration (english, german, ...: stemming)

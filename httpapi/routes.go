@@ -34,10 +34,10 @@ func (s *Server) routes() {
 func (s *Server) postItems(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	meta := crawlkeeper.Meta{Source: q.Get("source"), Target: q.Get("target"), Round: q.Get("round")}
-	if meta.Round != "" {
-		if err := crawlkeeper.ValidateRound(meta.Round); err != nil {
-			return err
-		}
+	// The request's metadata is held to the limits of an item's own; a
+	// request that breaks them is refused whole (400), nothing stored.
+	if err := meta.Validate([3]string{"query parameter source", "query parameter target", "query parameter round"}); err != nil {
+		return err
 	}
 	sum, err := s.Ingester.Ingest(r.Context(), r.Body, meta)
 	if sum != nil {
@@ -125,8 +125,8 @@ func ParseRecordQuery(v map[string][]string) (crawlkeeper.RecordQuery, error) {
 		if len(xs) > 1 {
 			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "filter %q given %d times; give it once", k, len(xs))
 		}
-		if len(xs[0]) > 1000 {
-			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "filter %q is longer than 1000 characters", k)
+		if max := paramLimit(k); len(xs[0]) > max {
+			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "filter %q is %d bytes; the limit is %d", k, len(xs[0]), max)
 		}
 	}
 	if a := get("archived"); a != "" {
@@ -154,6 +154,16 @@ func ParseRecordQuery(v map[string][]string) (crawlkeeper.RecordQuery, error) {
 		return q, err
 	}
 	return q, q.Validate()
+}
+
+// paramLimit is the longest value a filter of a listing or a search takes:
+// a source or target as long as ingest stores (crawlkeeper.MaxNameBytes),
+// 1000 bytes for the others.
+func paramLimit(name string) int {
+	if name == "source" || name == "target" {
+		return crawlkeeper.MaxNameBytes
+	}
+	return 1000
 }
 
 func pathID(r *http.Request) (int64, error) {

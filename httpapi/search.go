@@ -46,8 +46,8 @@ func ParseSearchQuery(v map[string][]string) (crawlkeeper.SearchQuery, error) {
 		if len(xs) > 1 {
 			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "search parameter %q given %d times; give it once", k, len(xs))
 		}
-		if len(xs[0]) > 1000 {
-			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "search parameter %q is longer than 1000 characters", k)
+		if max := paramLimit(k); len(xs[0]) > max {
+			return q, crawlkeeper.Errorf(crawlkeeper.EINVALID, "search parameter %q is %d bytes; the limit is %d", k, len(xs[0]), max)
 		}
 	}
 	if q.Text == "" {

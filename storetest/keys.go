@@ -37,17 +37,34 @@ var keyPairs = []keyPair{
 	{"Path", "jobs", [2]string{"Path", "https://jobs.example/a/1"}, [2]string{"Path", "https://jobs.example/a/2"}, false},
 	{"Host", "jobs", [2]string{"Host", "https://a.example/x"}, [2]string{"Host", "https://b.example/x"}, false},
 	{"WWW", "jobs", [2]string{"WWW", "https://www.c.example/x"}, [2]string{"WWW", "https://c.example/x"}, false},
+	{"Scheme", "jobs", [2]string{"Campus tour", "http://uni.example/events/campus-tour"}, [2]string{"Campus tour", "https://uni.example/events/campus-tour"}, true},
+	{"DirectoryIndex", "jobs", [2]string{"News", "https://uni.example/news/index.html"}, [2]string{"News", "https://uni.example/news/"}, true},
+	{"FrontController", "jobs", [2]string{"Post", "https://blog.example/index.php?p=12"}, [2]string{"Post", "https://blog.example/?p=12"}, true},
+	{"QueryAmpEntity", "jobs", [2]string{"Search", "https://jobs.example/s?q=nurse&amp;page=2"}, [2]string{"Search", "https://jobs.example/s?q=nurse&page=2"}, true},
+	{"TweetShare", "jobs", [2]string{"Talk", "https://uni.example/talk?ref_src=twsrc%5Etfw&ref_url=https%3A%2F%2Fnews.example%2F"}, [2]string{"Talk", "https://uni.example/talk"}, true},
+	{"LinkedInJob", "jobs", [2]string{"Nurse", "https://www.linkedin.com/jobs/view/3912345678/?refId=a%3D%3D&trackingId=b%3D%3D&trk=public_jobs_topcard-title"}, [2]string{"Nurse", "https://www.linkedin.com/jobs/view/3912345678"}, true},
+	{"TitleEntity", "jobs", [2]string{"Q&amp;A with the Dean", "https://uni.example/qa"}, [2]string{"Q&A with the Dean", "https://uni.example/qa"}, true},
+	{"TitleNumericEntity", "jobs", [2]string{"What&#8217;s new", "https://uni.example/new"}, [2]string{"What's new", "https://uni.example/new"}, true},
+	{"WordPressSearch", "jobs", [2]string{"Search", "https://blog.example/?s=nurse"}, [2]string{"Search", "https://blog.example/?s=teacher"}, false},
+	{"OtherPageInDirectory", "jobs", [2]string{"Press", "https://uni.example/press/index.html"}, [2]string{"Press", "https://uni.example/press/archive.html"}, false},
 	{"SiteDropParams", "site", [2]string{"Item", "https://shop.example/i/1?sid=77&ref=home"}, [2]string{"Item", "https://shop.example/i/1"}, true},
 	{"SiteKeepsSlash", "site", [2]string{"Dir", "https://shop.example/d/"}, [2]string{"Dir", "https://shop.example/d"}, false},
 	{"SiteTitleCase", "site", [2]string{"Shoes", "https://shop.example/s"}, [2]string{"SHOES", "https://shop.example/s"}, false},
+	{"SiteTitleEntityDecoded", "site", [2]string{"Shoes &amp; Boots", "https://shop.example/s"}, [2]string{"Shoes & Boots", "https://shop.example/s"}, true},
+	{"SiteKeepsScheme", "site", [2]string{"Item", "http://shop.example/i/2"}, [2]string{"Item", "https://shop.example/i/2"}, false},
+	{"SiteKeepsIndex", "site", [2]string{"Dir", "https://shop.example/e/index.html"}, [2]string{"Dir", "https://shop.example/e/"}, false},
+	{"MarkupKeepsEntities", "markup", [2]string{"The &amp;amp; entity", "https://html.example/amp"}, [2]string{"The &amp; entity", "https://html.example/amp"}, false},
 }
 
 const keyPairsConfig = `
 sources:
   site:
     key_rules:
-      url: {drop_params: [sid, ref], keep_trailing_slash: true}
+      url: {drop_params: [sid, ref], keep_trailing_slash: true, keep_scheme: true, keep_directory_index: true}
       title: {fold: false}
+  markup:
+    key_rules:
+      title: {keep_entities: true}
 `
 
 // testKeyPairs ingests the key rules' pairs through the store and counts
@@ -78,7 +95,7 @@ func testKeyPairs(t *testing.T, open RecordOpener) {
 		t.Fatalf("ingest: %+v %v", sum, err)
 	}
 	got := map[string]int{}
-	for _, source := range []string{"jobs", "site"} {
+	for _, source := range []string{"jobs", "site", "markup"} {
 		page, err := e.Store.List(ctx, crawlkeeper.RecordQuery{Source: source, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)

@@ -3,24 +3,20 @@
 package main
 
 import (
-	"os"
 	"syscall"
 
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
 // deadHere reports whether a lease owner (named by
-// crawlkeeper.ProcessOwner) is a process of this machine that no longer
-// runs. Anything else — another host, a name of another form, this
-// process, a live process, or a pid that another process took since — is
-// not known to be dead.
+// crawlkeeper.ProcessOwner) is known to have died: a process of this
+// host, PID namespace and boot that no longer runs
+// (crawlkeeper.LeaseOwnerGone decides; kill(pid, 0) answers whether a pid
+// runs). Anything else is not known to be dead, and its lease is waited
+// out.
 func deadHere(owner string) bool {
-	host, pid, ok := crawlkeeper.ParseProcessOwner(owner)
-	if !ok || owner == crawlkeeper.ProcessOwner() {
-		return false
-	}
-	if h, _ := os.Hostname(); host != h || pid == os.Getpid() {
-		return false
-	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
+	return crawlkeeper.LeaseOwnerGone(owner, crawlkeeper.ThisProcess(), func(pid int) bool {
+		// EPERM: the pid runs, as another user's process.
+		return syscall.Kill(pid, 0) != syscall.ESRCH
+	})
 }

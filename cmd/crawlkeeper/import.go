@@ -56,13 +56,11 @@ func runImport(ctx context.Context, a *app, args []string) error {
 	if *from == "" || *collection == "" {
 		return usagef("import needs --from mongodb://HOST/DATABASE and --collection NAME")
 	}
-	if *round != "" {
-		if err := crawlkeeper.ValidateRound(*round); err != nil {
-			return usagef("--round: %s", crawlkeeper.ErrorMessage(err))
-		}
-	}
 	if *source == "" {
 		*source = *collection
+	}
+	if err := (crawlkeeper.Meta{Source: *source, Round: *round}).Validate([3]string{"--source (or the collection name)", "", "--round"}); err != nil {
+		return usagef("%s", crawlkeeper.ErrorMessage(err))
 	}
 	opts := mongodb.ReadOptions{URL: *from, Database: *database, Collection: *collection}
 	if *timeFields != "" {

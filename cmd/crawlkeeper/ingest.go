@@ -32,10 +32,8 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("ingest needs exactly one FILE (or - for standard input), got %d arguments", len(pos))
 	}
-	if *round != "" {
-		if err := crawlkeeper.ValidateRound(*round); err != nil {
-			return usagef("--round: %s", crawlkeeper.ErrorMessage(err))
-		}
+	if err := (crawlkeeper.Meta{Source: *source, Target: *target, Round: *round}).Validate([3]string{"--source", "--target", "--round"}); err != nil {
+		return usagef("%s", crawlkeeper.ErrorMessage(err))
 	}
 	var in io.Reader = a.stdin
 	var size int64 = -1

@@ -61,6 +61,7 @@ func runScan(ctx context.Context, a *app, args []string) error {
 			}
 			eng.Queue = env.queue
 		}
+		takeOverDeadLeases(ctx, env.store, logger, pipeline.ScanLease)
 		fmt.Fprintf(a.stderr, "scanning continuously with %s; stop with Ctrl-C\n", eng.Chain())
 		if err := eng.Run(ctx); err != nil && ctx.Err() == nil {
 			return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -58,17 +59,13 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 		if lr, ok := st.(crawlkeeper.LeaseReader); ok {
 			if owner, until, err := lr.LeaseOwner(ctx, l.name, time.Now()); err == nil && owner != "" {
 				if deadHere(owner) {
-					// A process of this machine that was killed holding
-					// the lease: free it now rather than wait for it to
-					// expire. If the lease changed hands meanwhile, the
-					// release does nothing.
-					if err := st.ReleaseLease(ctx, l.name, owner); err != nil {
+					if err := releaseDead(ctx, st, l.name, owner); err != nil {
 						return err
 					}
 					fmt.Fprintf(a.stderr, "took over the %s lease of %s, a process of this machine that no longer runs\n", l.label, owner)
 					continue
 				}
-				who = fmt.Sprintf("%s (host-pid-token; its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
+				who = fmt.Sprintf("%s (its lease runs until %s unless renewed)", owner, until.Format(time.RFC3339))
 			}
 		}
 		if l.wait <= 0 {
@@ -85,6 +82,47 @@ func runLeased(ctx context.Context, a *app, st crawlkeeper.Store, l leased, work
 			return l.refuse(who, l.wait)
 		case <-l.clock.After(leasePoll):
 		}
+	}
+}
+
+// releaseDead frees a lease whose owner, a process of this host, PID
+// namespace and boot, was killed holding it (deadHere said so), rather than
+// wait for it to expire. The release is conditioned on the owner: if the
+// lease changed hands meanwhile, it does nothing.
+func releaseDead(ctx context.Context, st crawlkeeper.Leaser, name, owner string) error {
+	if err := st.ReleaseLease(ctx, name, owner); err != nil {
+		return fmt.Errorf("free the %s lease of %s, which no longer runs: %w", name, owner, err)
+	}
+	return nil
+}
+
+// takeOverDeadLeases frees, at the start of a long-running process (serve,
+// continuous scan), the leases it takes that a dead predecessor of the same
+// host, PID namespace and boot still holds, so that a restart after a
+// kill -9 resumes the work at once instead of waiting out the leases (two
+// minutes for the scan, an archive period for the archiver). Leases of
+// live processes, of other namespaces or boots, and of owners whose names
+// do not say theirs are left to expire. A store that cannot name a lease's
+// holder is left alone; failures only delay the work, so they are logged.
+func takeOverDeadLeases(ctx context.Context, st crawlkeeper.Store, logger *slog.Logger, names ...string) {
+	lr, ok := st.(crawlkeeper.LeaseReader)
+	if !ok {
+		return
+	}
+	for _, name := range names {
+		owner, until, err := lr.LeaseOwner(ctx, name, time.Now())
+		if err != nil {
+			logger.Warn("could not read a lease's holder; it is taken when it expires", "lease", name, "err", err)
+			continue
+		}
+		if owner == "" || !deadHere(owner) {
+			continue
+		}
+		if err := releaseDead(ctx, st, name, owner); err != nil {
+			logger.Warn("could not free a dead process's lease; it is taken when it expires", "lease", name, "err", err)
+			continue
+		}
+		logger.Info("took over the lease of a process of this machine that no longer runs", "lease", name, "owner", owner, "was_held_until", until.Format(time.RFC3339))
 	}
 }
 

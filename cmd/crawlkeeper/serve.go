@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/alerts"
 	"github.com/crawlkeeper/crawlkeeper/dashboard"
 	"github.com/crawlkeeper/crawlkeeper/httpapi"
 	"github.com/crawlkeeper/crawlkeeper/metrics"
@@ -155,6 +156,9 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 		opts.ready(ln.Addr().String())
 	}
 
+	// A serve restarted after a kill -9 takes its predecessor's leases
+	// now rather than when they expire.
+	takeOverDeadLeases(ctx, env.store, logger, pipeline.ScanLease, crawlkeeper.ArchiverLease, alerts.LeaseName)
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	done := make(chan struct{})
