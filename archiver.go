@@ -195,12 +195,13 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 			if opts.DryRun {
 				q.Except = walked
 			}
-			walked = append(walked, DueCondition{Rule: rule.rule, Cutoff: rule.cutoff})
+			selected := 0
 			for {
 				page, err := a.Store.SelectDue(ctx, q)
 				if err != nil {
 					return rep, err
 				}
+				selected += len(page)
 				for i := range page {
 					d := &page[i]
 					rep.Scanned++
@@ -223,6 +224,12 @@ func (a *Archiver) Run(ctx context.Context, opts ArchiveOptions) (*ArchiveReport
 					break
 				}
 				q.After = page[len(page)-1].Cursor()
+			}
+			// Only a rule that selected something can make a later one
+			// count a record twice; leaving the others out keeps the
+			// later selections within their own index.
+			if selected > 0 {
+				walked = append(walked, DueCondition{Rule: rule.rule, Cutoff: rule.cutoff})
 			}
 			// The rule's last moves go before the next rule selects, so
 			// that it finds them archived.

@@ -36,13 +36,17 @@ type CommandSetup struct {
 //     1,000 records;
 //   - search_cli_ms: the wall time of `crawlkeeper search` on the search
 //     corpus at the benchmark's scale, against the minimal program
-//     running the raw full-text query of search_p50.
+//     running the raw full-text query of search_p50;
+//   - archive_pass_ms, archive_pass_dry_ms and archive_pass_rss_mb: a
+//     whole `crawlkeeper archive` pass, real and dry, at the benchmark's
+//     scale with 2% due, against the raw indexed selection and move, and
+//     the pass's peak memory (see archivepass.go).
 //
 // The first two are compared with the minimal program opening the same
 // store and printing its count. Each is the median of fresh processes,
 // the command and its baseline run in turn.
 func Commands(setup CommandSetup) Measurement {
-	return Measurement{Names: []string{"cli_start_ms", "cli_stats_ms", "search_cli_ms"}, Run: func(ctx context.Context, env *Env) ([]Result, error) {
+	return Measurement{Names: append([]string{"cli_start_ms", "cli_stats_ms", "search_cli_ms"}, ArchivePassNames...), Run: func(ctx context.Context, env *Env) ([]Result, error) {
 		return runCommands(ctx, env, setup)
 	}}
 }
@@ -75,6 +79,13 @@ func runCommands(ctx context.Context, env *Env, setup CommandSetup) ([]Result, e
 		}
 		results = append(results, r)
 	}
+	if opts.want(ArchivePassNames...) {
+		rs, err := runArchivePass(ctx, opts, setup)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, rs...)
+	}
 	return results, nil
 }
 
@@ -86,14 +97,18 @@ func notMeasured(name string, err error) Result {
 // wallTime runs a program in a fresh process and returns its standard
 // output and the time from its start to its exit.
 func wallTime(ctx context.Context, path string, args ...string) ([]byte, time.Duration, error) {
+	return runTimed(exec.CommandContext(ctx, path, args...))
+}
+
+// runTimed runs cmd and returns its standard output and its wall time.
+func runTimed(cmd *exec.Cmd) ([]byte, time.Duration, error) {
 	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return nil, d, fmt.Errorf("%s %s: %v: %s", path, strings.Join(args, " "), err, bytes.TrimSpace(errb.Bytes()))
+		return nil, d, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, bytes.TrimSpace(errb.Bytes()))
 	}
 	return out.Bytes(), d, nil
 }

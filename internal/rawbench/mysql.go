@@ -15,7 +15,8 @@ import (
 // mysqlRaw writes with multi-row statements in one transaction per call.
 type mysqlRaw struct{ db *sql.DB }
 
-const mysqlCols = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text"
+// mysqlCols are the record columns the raw baselines write.
+const mysqlCols = rawsql.MySQLCols
 
 // mysqlRows bounds one statement's rows: 200 generated records are a few
 // hundred kilobytes, under every default max_allowed_packet.

@@ -17,7 +17,8 @@ import (
 // has no upsert or update form.
 type pgRaw struct{ pool *pgxpool.Pool }
 
-const pgCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text, search_config`
+// pgCols are the record columns the raw baselines write.
+const pgCols = rawsql.PostgresCols
 
 const pgUnnest = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
 	$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],

@@ -17,7 +17,8 @@ import (
 // same durability, and reads on its reader pool.
 type sqliteRaw struct{ w, r *sql.DB }
 
-const sqliteCols = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text`
+// sqliteCols are the record columns the raw baselines write.
+const sqliteCols = rawsql.SQLiteCols
 
 // sqliteRows is the rows of one IN list: 500 values stay well under
 // SQLite's limit of 32,766 bound values.

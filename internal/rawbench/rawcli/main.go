@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
 )
@@ -23,6 +24,10 @@ import (
 var engine struct {
 	count  func(ctx context.Context, url string) (int64, error)
 	search func(ctx context.Context, url string, q rawsql.Query) ([]hit, error)
+	// archive selects what an age rule with cutoff selects (Unix
+	// microseconds) and, unless dry, moves it to the archive in batches
+	// of rawsql.MoveBatch, a transaction each; it returns the count.
+	archive func(ctx context.Context, url string, cutoff, now int64, dry bool) (int, error)
 }
 
 // hit is what the program prints of a search result.
@@ -42,10 +47,27 @@ func run(ctx context.Context, args []string) error {
 	if engine.count == nil {
 		return errors.New("built without an engine: build with -tags sqlite, postgres or mysql")
 	}
-	if len(args) < 2 || (args[0] != "count" && args[0] != "search") {
-		return errors.New("usage: rawcli count URL | rawcli search URL [-phrase] [-source S] [-limit N] WORD...")
+	if len(args) < 2 || (args[0] != "count" && args[0] != "search" && args[0] != "archive") {
+		return errors.New("usage: rawcli count URL | rawcli search URL [-phrase] [-source S] [-limit N] WORD... | rawcli archive URL [-dry] CUTOFF NOW")
 	}
 	url := args[1]
+	if args[0] == "archive" {
+		fs := flag.NewFlagSet("archive", flag.ContinueOnError)
+		dry := fs.Bool("dry", false, "select only")
+		if err := fs.Parse(args[2:]); err != nil {
+			return err
+		}
+		var cutoff, now int64
+		if _, err := fmt.Sscan(strings.Join(fs.Args(), " "), &cutoff, &now); err != nil {
+			return fmt.Errorf("archive: CUTOFF and NOW are Unix microseconds: %v", err)
+		}
+		n, err := engine.archive(ctx, url, cutoff, now, *dry)
+		if err != nil {
+			return err
+		}
+		fmt.Println(n)
+		return nil
+	}
 	if args[0] == "count" {
 		n, err := engine.count(ctx, url)
 		if err != nil {

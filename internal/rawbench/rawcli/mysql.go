@@ -31,6 +31,14 @@ func init() {
 		s, args := rawsql.MySQLSearch(q)
 		return scanHits(db.QueryContext(ctx, s, args...))
 	}
+	engine.archive = func(ctx context.Context, u string, cutoff, now int64, dry bool) (int, error) {
+		db, err := openMySQL(u)
+		if err != nil {
+			return 0, err
+		}
+		defer db.Close()
+		return sqlArchive(ctx, db, rawsql.MySQLCols, cutoff, now, dry)
+	}
 }
 
 // openMySQL connects to the database of a mysql://user:password@host:port/db URL.

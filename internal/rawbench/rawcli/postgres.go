@@ -45,4 +45,35 @@ func init() {
 		}
 		return hits, rows.Err()
 	}
+	engine.archive = func(ctx context.Context, u string, cutoff, now int64, dry bool) (int, error) {
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close(ctx)
+		rows, err := conn.Query(ctx, `SELECT id FROM active WHERE crawled_at <= $1 ORDER BY crawled_at, id`, cutoff)
+		if err != nil {
+			return 0, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil || dry {
+			return len(ids), err
+		}
+		cols := rawsql.PostgresCols
+		for i := 0; i < len(ids); i += rawsql.MoveBatch {
+			c := ids[i:min(i+rawsql.MoveBatch, len(ids))]
+			err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, `INSERT INTO archive (`+cols+`, item_bytes, archived_at, archive_reason) SELECT `+cols+
+					`, length(item), $1, 'age' FROM active WHERE id = ANY($2)`, now, c); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, `DELETE FROM active WHERE id = ANY($1)`, c)
+				return err
+			})
+			if err != nil {
+				return 0, err
+			}
+		}
+		return len(ids), nil
+	}
 }

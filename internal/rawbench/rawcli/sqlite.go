@@ -31,6 +31,14 @@ func init() {
 		s, args := rawsql.SQLiteSearch(q)
 		return scanHits(db.QueryContext(ctx, s, args...))
 	}
+	engine.archive = func(ctx context.Context, u string, cutoff, now int64, dry bool) (int, error) {
+		db, err := openSQLite(u)
+		if err != nil {
+			return 0, err
+		}
+		defer db.Close()
+		return sqlArchive(ctx, db, rawsql.SQLiteCols, cutoff, now, dry)
+	}
 }
 
 // openSQLite opens the file of a sqlite:///path URL.

@@ -72,3 +72,27 @@ func MySQLSearch(q Query) (string, []any) {
 
 // Count is the query of the minimal program's count: the active records.
 const Count = `SELECT count(*) FROM active`
+
+// The record columns the raw moves copy from active to the archive, as
+// each engine spells them.
+const (
+	SQLiteCols   = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text`
+	PostgresCols = SQLiteCols + `, search_config`
+	MySQLCols    = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text"
+)
+
+// AgeSelect is what an age rule selects, through the crawled_at index, in
+// its order: the raw selection of archive_pass_ms.
+const AgeSelect = `SELECT id FROM active WHERE crawled_at <= ? ORDER BY crawled_at, id`
+
+// MoveBatch is how many records one raw move statement moves.
+const MoveBatch = 1000
+
+// MoveSQL returns the two statements that move the records of n ids
+// (placeholders ?, after the archived_at one of the first) from active to
+// the archive, with the engine's column spelling cols.
+func MoveSQL(cols string, n int) (insert, del string) {
+	in := "(?" + strings.Repeat(",?", n-1) + ")"
+	return `INSERT INTO archive (` + cols + `, item_bytes, archived_at, archive_reason) SELECT ` + cols + `, length(item), ?, 'age' FROM active WHERE id IN ` + in,
+		`DELETE FROM active WHERE id IN ` + in
+}
