@@ -35,6 +35,12 @@ type Raw interface {
 	// Keyset reads one keyset page in id order, every column, and
 	// returns the count and the last id.
 	Keyset(ctx context.Context, afterID int64, limit int) (int, int64, error)
+	// ProcessPage is a rescan's page that writes every result back: the
+	// keyset page of Keyset, then, in one transaction, a batched write of
+	// a processing result for each of its records (processed_at,
+	// processed_version, processed_chain and derived, conditioned on the
+	// version read).
+	ProcessPage(ctx context.Context, afterID int64, limit int, at time.Time) (int, int64, error)
 	// Newest reads the limit most recently updated active rows.
 	Newest(ctx context.Context, limit int) (int, error)
 	// ArchiveInsert writes archived rows, for building large archives.

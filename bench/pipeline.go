@@ -81,7 +81,7 @@ func runPipeline(ctx context.Context, env *Env) ([]Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			results = append(results, noTarget(ratioResult("scan_pass_changed", "records/s", r.a, r.b, r.n, 0), "every pass writes every record back; the raw keyset read writes nothing"))
+			results = append(results, ratioResult("scan_pass_changed", "records/s", r.a, r.b, r.n, 0.5))
 		}
 	}
 	if opts.want("realtime_p99") {
@@ -102,7 +102,9 @@ type passRates struct {
 }
 
 // timePasses times full passes of e against the raw keyset read of the
-// same n records, interleaved pass by pass.
+// same n records, interleaved pass by pass. For scan_pass_changed, whose
+// passes write every result back, the baseline writes a result for every
+// record too (Raw.ProcessPage).
 func timePasses(ctx context.Context, opts *Options, name string, e *pipeline.Engine, raw Raw, n int) (passRates, error) {
 	if err := e.Init(ctx); err != nil {
 		return passRates{}, err
@@ -115,7 +117,13 @@ func timePasses(ctx context.Context, opts *Options, name string, e *pipeline.Eng
 		if err := t.timeB(func() error {
 			after, total := int64(0), 0
 			for {
-				k, last, err := raw.Keyset(ctx, after, batch)
+				read := raw.Keyset
+				if name == "scan_pass_changed" {
+					read = func(ctx context.Context, after int64, limit int) (int, int64, error) {
+						return raw.ProcessPage(ctx, after, limit, Now.Add(time.Duration(i+1)*time.Hour))
+					}
+				}
+				k, last, err := read(ctx, after, batch)
 				if err != nil {
 					return err
 				}

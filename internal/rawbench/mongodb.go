@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -219,6 +220,31 @@ func (s *mongoRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, i
 		n++
 	}
 	return n, last, cur.Err()
+}
+
+// ProcessPage reads a keyset page and writes a result for each of its
+// documents with one unordered bulk write of updates conditioned on the
+// version read.
+func (s *mongoRaw) ProcessPage(ctx context.Context, afterID int64, limit int, at time.Time) (int, int64, error) {
+	cur, err := s.active.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: afterID}}}},
+		options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(int64(limit)))
+	if err != nil {
+		return 0, afterID, err
+	}
+	var docs []mongoDoc
+	if err := cur.All(ctx, &docs); err != nil || len(docs) == 0 {
+		return 0, afterID, err
+	}
+	models := make([]mongo.WriteModel, len(docs))
+	for i, d := range docs {
+		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}, {Key: "version", Value: d.Version}}).
+			SetUpdate(bson.D{{Key: "$set", Value: bson.D{{Key: "processed_at", Value: at.UnixMicro()}, {Key: "processed_version", Value: d.Version},
+				{Key: "processed_chain", Value: "raw"}, {Key: "derived", Value: rawsql.Derived(d.ID, at.UnixMicro())}}}})
+	}
+	if _, err := s.active.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+		return 0, afterID, err
+	}
+	return len(docs), docs[len(docs)-1].ID, nil
 }
 
 // Newest reads the limit most recently updated active documents.

@@ -158,6 +158,33 @@ func (s *mysqlRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, i
 	return keysetRows(s.db.QueryContext(ctx, `SELECT `+mysqlCols+` FROM active WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit))
 }
 
+// ProcessPage reads a keyset page and writes a result for each of its
+// records with UPDATE ... JOIN over a derived table of the rows.
+func (s *mysqlRaw) ProcessPage(ctx context.Context, afterID int64, limit int, at time.Time) (int, int64, error) {
+	ids, versions, err := pageVersions(s.db.QueryContext(ctx, `SELECT `+mysqlCols+` FROM active WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit))
+	if err != nil || len(ids) == 0 {
+		return 0, afterID, err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		return batches(ids, mysqlRows, func(c []int64) error {
+			var b strings.Builder
+			args := make([]any, 0, 4*len(c))
+			for i, id := range c {
+				if i == 0 {
+					b.WriteString("SELECT ? AS id, ? AS version, ? AS at, ? AS derived")
+				} else {
+					b.WriteString(" UNION ALL SELECT ?, ?, ?, ?")
+				}
+				args = append(args, id, versions[id], at.UnixMicro(), rawsql.Derived(id, at.UnixMicro()))
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE active t JOIN (`+b.String()+`) u ON t.id = u.id AND t.version = u.version
+				SET t.processed_at = u.at, t.processed_version = u.version, t.processed_chain = 'raw', t.derived = u.derived`, args...)
+			return err
+		})
+	})
+	return len(ids), ids[len(ids)-1], err
+}
+
 // Newest reads the limit most recently updated active records.
 func (s *mysqlRaw) Newest(ctx context.Context, limit int) (int, error) {
 	return sqlstore.CountRows(s.db.QueryContext(ctx, `SELECT `+mysqlCols+` FROM active ORDER BY last_updated_at DESC LIMIT ?`, limit))

@@ -193,6 +193,34 @@ func (s *pgRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, int6
 	return pgCount(s.pool.Query(ctx, `SELECT `+pgCols+` FROM active WHERE id > $1 ORDER BY id LIMIT $2`, afterID, limit))
 }
 
+// ProcessPage reads a keyset page and writes a result for each of its
+// records with one UPDATE over unnest().
+func (s *pgRaw) ProcessPage(ctx context.Context, afterID int64, limit int, at time.Time) (int, int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+pgCols+` FROM active WHERE id > $1 ORDER BY id LIMIT $2`, afterID, limit)
+	if err != nil {
+		return 0, afterID, err
+	}
+	var ids, versions []int64
+	var derived [][]byte
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			rows.Close()
+			return 0, afterID, err
+		}
+		id, v := vals[0].(int64), vals[11].(int64)
+		ids, versions, derived = append(ids, id), append(versions, v), append(derived, rawsql.Derived(id, at.UnixMicro()))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return 0, afterID, err
+	}
+	_, err = s.pool.Exec(ctx, `UPDATE active a SET processed_at = $4, processed_version = u.version, processed_chain = 'raw', derived = u.derived
+		FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, version, derived) WHERE a.id = u.id AND a.version = u.version`,
+		ids, versions, derived, at.UnixMicro())
+	return len(ids), ids[len(ids)-1], err
+}
+
 // Newest reads the limit most recently updated active records.
 func (s *pgRaw) Newest(ctx context.Context, limit int) (int, error) {
 	n, _, err := pgCount(s.pool.Query(ctx, `SELECT `+pgCols+` FROM active ORDER BY last_updated_at DESC LIMIT $1`, limit))

@@ -201,6 +201,71 @@ func (s *sqliteRaw) Move(ctx context.Context, ids []int64, now time.Time) error 
 	})
 }
 
+// ProcessPage reads a keyset page and writes a result for each of its
+// records with UPDATE ... FROM (VALUES ...), 200 rows a statement.
+func (s *sqliteRaw) ProcessPage(ctx context.Context, afterID int64, limit int, at time.Time) (int, int64, error) {
+	ids, versions, err := pageVersions(s.r.QueryContext(ctx, `SELECT `+sqliteCols+` FROM active WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit))
+	if err != nil || len(ids) == 0 {
+		return 0, afterID, err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		return batches(ids, 200, func(c []int64) error {
+			args := make([]any, 0, 4*len(c))
+			for _, id := range c {
+				args = append(args, id, versions[id], at.UnixMicro(), rawsql.Derived(id, at.UnixMicro()))
+			}
+			_, err := tx.ExecContext(ctx, `UPDATE active SET processed_at = v.column3, processed_version = v.column2, processed_chain = 'raw', derived = v.column4
+				FROM (VALUES `+placeholders(len(c), 4)+`) AS v WHERE active.id = v.column1 AND active.version = v.column2`, args...)
+			return err
+		})
+	})
+	return len(ids), ids[len(ids)-1], err
+}
+
+// pageVersions reads whole rows of record columns and returns their ids,
+// in order, and versions.
+func pageVersions(rows *sql.Rows, err error) ([]int64, map[int64]int64, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, nil, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var ids []int64
+	versions := map[int64]int64{}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, err
+		}
+		id, v := asInt(vals[0]), asInt(vals[11])
+		ids = append(ids, id)
+		versions[id] = v
+	}
+	return ids, versions, rows.Err()
+}
+
+// asInt reads an integer column as database/sql drivers return it.
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case []byte:
+		var n int64
+		for _, c := range x {
+			n = n*10 + int64(c-'0')
+		}
+		return n
+	}
+	return 0
+}
+
 // Keyset reads one keyset page of active records in id order, every
 // column, and returns the count and the last id.
 func (s *sqliteRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, int64, error) {

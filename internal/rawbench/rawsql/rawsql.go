@@ -96,3 +96,31 @@ func MoveSQL(cols string, n int) (insert, del string) {
 	return `INSERT INTO archive (` + cols + `, item_bytes, archived_at, archive_reason) SELECT ` + cols + `, length(item), ?, 'age' FROM active WHERE id IN ` + in,
 		`DELETE FROM active WHERE id IN ` + in
 }
+
+// Derived is the processing result ProcessPage writes for record id: a
+// small JSON object, as a processor's would be.
+func Derived(id int64, at int64) []byte {
+	return []byte(`{"raw":{"id":` + itoa(id) + `,"at":` + itoa(at) + `}}`)
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
