@@ -117,20 +117,26 @@ func renderedAt(t *testing.T, page string) time.Time {
 func TestDemoReadsOnItsClock(t *testing.T) {
 	c := newCLI(t)
 	t.Setenv("CRAWLKEEPER_TOKENS", "")
-	base := startDemo(t, c, "--past", "12h", "--speed", "720")
+	// At 60 simulated seconds per second the overview's 15-minute window
+	// lasts 15 real seconds: the views below fall well inside it.
+	base := startDemo(t, c, "--past", "12h", "--speed", "60")
 
 	rate := regexp.MustCompile(`data-k="rate">([0-9.,]+)</span> <small>items/min</small></p><p class="muted">over the last ([^;]+);`)
 	first := getPage(t, base+"/")
-	// Views a few simulated minutes apart, as a visitor reloading the
-	// overview; each request takes the clock on.
+	// A second view half a simulated minute later, as a visitor
+	// reloading the overview: each request takes the clock on.
 	deadline := time.Now().Add(time.Minute)
 	for start := renderedAt(t, first); ; {
 		page := getPage(t, base+"/")
-		if renderedAt(t, page).Sub(start) < 2*time.Minute {
+		gap := renderedAt(t, page).Sub(start)
+		if gap < 30*time.Second {
 			if time.Now().After(deadline) {
 				t.Fatalf("the demo's clock did not move for a minute")
 			}
 			continue
+		}
+		if gap >= 15*time.Minute {
+			t.Fatalf("the second view came %s after the first: past the overview's window, it measures from the first", gap)
 		}
 		m := rate.FindStringSubmatch(page)
 		if m == nil {
