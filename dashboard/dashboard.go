@@ -321,11 +321,17 @@ func parseTemplates() map[string]*template.Template {
 	return out
 }
 
-// rateMeter turns the ingest counter into a recent rate: it keeps a
-// sample per page view (at most one per ten seconds) for the last hour.
+// rateMeter turns the ingest counter into a recent rate. It keeps a
+// sample per page view (at most one per rateSampleEvery of the clock) and
+// measures from the newest sample at least rateWindow old, so the rate
+// always covers the window or more. A sample younger than that would
+// measure a few minutes of a process whose counter holds days (the demo
+// replays a week before the first page view); without an old enough
+// sample the rate covers everything since the dashboard started.
 type rateMeter struct {
-	mu      sync.Mutex
-	start   sample
+	mu sync.Mutex
+	// samples are in time order; the first is the start, or the newest
+	// sample at least rateWindow old.
 	samples []sample
 }
 
@@ -335,34 +341,32 @@ type sample struct {
 }
 
 func newRateMeter(now time.Time, n float64) *rateMeter {
-	s := sample{now, n}
-	return &rateMeter{start: s, samples: []sample{s}}
+	return &rateMeter{samples: []sample{{now, n}}}
 }
 
-// rateWindow is how far back the recent rate looks.
-const rateWindow = 15 * time.Minute
+// rateWindow is the least span the recent rate covers; rateSampleEvery
+// spaces the samples, which bounds them to about 90.
+const (
+	rateWindow      = 15 * time.Minute
+	rateSampleEvery = 10 * time.Second
+)
 
-// observe adds a sample and returns the items per minute over the last
-// rateWindow (or since the start, when the dashboard is younger) and the
-// span the rate covers.
+// observe adds a sample and returns the items per minute since the newest
+// sample at least rateWindow old (or since the start, when there is none)
+// and the span the rate covers.
 func (m *rateMeter) observe(now time.Time, n float64) (perMinute float64, over time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if last := m.samples[len(m.samples)-1]; now.Sub(last.at) >= 10*time.Second {
+	if last := m.samples[len(m.samples)-1]; now.Sub(last.at) >= rateSampleEvery {
 		m.samples = append(m.samples, sample{now, n})
 	}
-	for len(m.samples) > 1 && now.Sub(m.samples[0].at) > time.Hour {
+	// Drop the oldest sample while the next one is old enough to measure
+	// from: the first sample stays the start until a window has passed
+	// since a later one.
+	for len(m.samples) > 1 && now.Sub(m.samples[1].at) >= rateWindow {
 		m.samples = m.samples[1:]
 	}
-	// The oldest sample inside the window that is old enough to measure
-	// over; without one, the average since the dashboard started.
-	from := m.start
-	for _, s := range m.samples {
-		if age := now.Sub(s.at); age <= rateWindow && age >= 10*time.Second {
-			from = s
-			break
-		}
-	}
+	from := m.samples[0]
 	span := now.Sub(from.at)
 	if span <= 0 {
 		return 0, 0

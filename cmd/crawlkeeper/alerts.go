@@ -40,12 +40,24 @@ func (e *env) alertEngine(logger *slog.Logger) *alerts.Engine {
 func (e *env) alertLoop(logger *slog.Logger) func(context.Context) error {
 	eng := e.alertEngine(logger.With("part", "alerts"))
 	return func(ctx context.Context) error {
-		return tick(ctx, e.a.cfg.Alerts.EveryOrDefault(), func(ctx context.Context) {
+		return tick(ctx, alertTick(e.a.cfg.Alerts.EveryOrDefault(), e.a.speed), func(ctx context.Context) {
 			if _, err := eng.Evaluate(ctx); err != nil && ctx.Err() == nil {
 				logger.Error("alert evaluation failed", "err", err)
 			}
 		})
 	}
+}
+
+// alertTick is the real time between two evaluations of rules evaluated
+// every `every` on the app's clock. alerts.every is a time on that clock,
+// like every time the rules measure and the Alerts page shows ("evaluated
+// 12m ago, every 1h"): in the demo's time-lapse (speed clock seconds per
+// second) an hour of the clock passes in 1/speed of an hour.
+func alertTick(every time.Duration, speed float64) time.Duration {
+	if speed > 1 {
+		return time.Duration(float64(every) / speed)
+	}
+	return every
 }
 
 // alertsAPI serves GET /api/v1/alerts from the stored state.

@@ -122,7 +122,9 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 					archiveTick(ctx, archive, srv.Metrics, quiet, clock)
 					return nil
 				}},
-				demo.Task{Every: time.Hour, Run: func(ctx context.Context, _ time.Time) error {
+				// The alert rules are evaluated as serve does, every
+				// alerts.every of the demo's clock.
+				demo.Task{Every: a.cfg.Alerts.EveryOrDefault(), Run: func(ctx context.Context, _ time.Time) error {
 					_, err := alertEng.Evaluate(ctx)
 					return err
 				}},

@@ -8,6 +8,80 @@
 	var palette = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be185d", "#4d7c0f"];
 	var height = 260;
 
+	// The names under a category chart (rounds, sources, bins) are drawn
+	// in this font; labelHeight is its line height in pixels.
+	var labelFont = '12px system-ui, -apple-system, "Segoe UI", sans-serif';
+	var labelHeight = 14;
+	var measurer = null;
+
+	function textWidth(text) {
+		if (!measurer) {
+			measurer = document.createElement("canvas").getContext("2d");
+			measurer.font = labelFont;
+		}
+		return measurer.measureText(text).width;
+	}
+
+	// categoryAxis sets up the x axis of a chart whose positions 0..n-1 are
+	// named by labels. The names are written level while neighbours keep a
+	// few pixels apart; otherwise all are turned 45 degrees (90 when the
+	// first would reach out of the chart on the left), and when even turned
+	// names would touch, only every k-th one is written, the last (the
+	// newest round) always. uPlot calls these functions at every layout,
+	// so a resized chart lays its names out again.
+	function categoryAxis(axis, xs, labels, fallbackWidth) {
+		var widths = xs.map(function (x) { return textWidth(labels[x] == null ? "" : String(labels[x])); });
+		var widest = Math.max.apply(null, widths.concat([0]));
+		// The widest pair of neighbours: level names need half of each.
+		var pair = 0;
+		for (var i = 1; i < widths.length; i++) {
+			pair = Math.max(pair, (widths[i - 1] + widths[i]) / 2);
+		}
+		var last = widths.length ? widths[widths.length - 1] : 0;
+		var slope = Math.SQRT1_2; // sine and cosine of 45 degrees
+		function layout(u) {
+			var r = uPlot.pxRatio;
+			var width = u.bbox.width / r || fallbackWidth();
+			var left = u.bbox.width ? u.bbox.left / r : 50;
+			// Pixels from one position to the next: the x range spans n
+			// steps (half a step of room on each side).
+			var slot = width / Math.max(xs.length, 1);
+			if (pair + 4 <= slot && last <= slot) {
+				return { rotate: 0, every: 1 };
+			}
+			// A name turned 45 degrees ends at its position and reaches
+			// (w + h/2)·cos 45° to the left of it; names turned 45 degrees
+			// are slot·sin 45° apart across their lines, turned 90 a slot.
+			var angle = (widest + labelHeight / 2) * slope <= left + slot / 2 ? 45 : 90;
+			var apart = angle === 45 ? slot * slope : slot;
+			return { rotate: angle, every: Math.max(1, Math.ceil((labelHeight + 2) / apart)) };
+		}
+		// named keeps the positions whose names are written; the grid
+		// and the ticks mark only those, so a thinned axis stays calm.
+		function named(u, splits) {
+			var every = layout(u).every;
+			var end = splits.length - 1;
+			return splits.map(function (x, i) { return (end - i) % every === 0 ? x : null; });
+		}
+		axis.font = labelFont;
+		axis.splits = function () { return xs; };
+		axis.rotate = function (u) { return layout(u).rotate; };
+		axis.values = function (u, splits) {
+			return named(u, splits).map(function (x) { return x == null ? null : (labels[x] == null ? "" : String(labels[x])); });
+		};
+		axis.grid = { filter: named };
+		axis.ticks = { filter: named };
+		axis.size = function (u) {
+			var angle = layout(u).rotate;
+			if (!angle) {
+				return 50;
+			}
+			// Ticks (10), the gap (5), the turned names' height, a margin.
+			var tall = angle === 45 ? (widest + labelHeight) * slope : widest;
+			return Math.ceil(10 + 5 + tall + 6);
+		};
+	}
+
 	function fmt(v, percent) {
 		if (v == null) {
 			return "—";
@@ -63,9 +137,7 @@
 		var step = xs.length > 1 ? (xs[xs.length - 1] - xs[0]) / (xs.length - 1) : (spec.time ? 600 : 1);
 		var xAxis = { stroke: "#555", space: spec.time ? 110 : 40 };
 		if (!spec.time) {
-			var labels = spec.labels || [];
-			xAxis.splits = function () { return xs; };
-			xAxis.values = function (u, splits) { return splits.map(function (i) { return labels[i] == null ? "" : labels[i]; }); };
+			categoryAxis(xAxis, xs, spec.labels || [], function () { return Math.max(el.clientWidth, minWidth) - 60; });
 		}
 		var opts = {
 			// Times on the pages are UTC; the charts agree with them.
@@ -106,6 +178,9 @@
 			opts.series[0].value = function (u, v) { var l = spec.labels || []; return v == null ? "—" : (l[v] == null ? "" : l[v]); };
 		}
 		var plot = new uPlot(opts, data, el);
+		// The browser tests read the drawn layout (axis names and their
+		// places) from the plot.
+		el.uplot = plot;
 		window.addEventListener("resize", function () {
 			plot.setSize({ width: Math.max(el.clientWidth, minWidth), height: h });
 		});

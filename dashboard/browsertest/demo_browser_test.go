@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,11 +126,17 @@ func (b *browser) shot(name string) string {
 // the silent news site, the jobs round without salaries), and the
 // operator sees them where they look: the banner on every page, the
 // Alerts page with each alert's rule and since-when, the rules in force
-// and the history, and badges on the rounds and sources concerned. It
-// takes screenshots of the overview and the Alerts page and checks what
-// they show.
+// and the history, and badges on the rounds and sources concerned. All of
+// it reads on the demo's clock at 1400 pixels: the ingest rate covers the
+// replayed week, the last evaluation of the rules is no older than their
+// interval, and the names under the category charts (the rare fields'
+// rounds, the lifetimes, the sources) neither overlap nor leave their
+// chart. It takes screenshots of the overview, the Alerts, Archive and
+// Rare fields pages and checks what they show.
 func TestBrowserDemoFirstMinute(t *testing.T) {
 	b := newBrowser(t, "")
+	// As wide as a laptop's browser: every page must read well there.
+	b.viewport(1400, 1000)
 	// At 20 simulated seconds per second the first minute covers 20
 	// simulated minutes: every alert firing at the start still fires.
 	base, took := startDemo(t, 20)
@@ -150,6 +157,8 @@ func TestBrowserDemoFirstMinute(t *testing.T) {
 			b.errorf("overview %s: %d in the first minute of the demo (screenshot %s)", k, n, overview)
 		}
 	}
+	b.expectRateOverPast("first view")
+	b.expectLegibleAxis("#chart-freshness", "never", 1)
 	if !b.exists("#alert-banner") {
 		b.errorf("overview: no alert banner while the demo's alerts fire")
 	}
@@ -192,6 +201,14 @@ func TestBrowserDemoFirstMinute(t *testing.T) {
 			b.errorf("Alerts page: %s since %q, want a time and how long ago", rule, r.Since)
 		}
 	}
+	// The last evaluation and the interval read on the demo's clock: the
+	// rules were evaluated no longer ago than they are evaluated every.
+	evaluated := eval[string](b, "read when the rules were evaluated", `document.querySelector("main > p.muted").textContent`)
+	if m := regexp.MustCompile(`\(([^)]+) ago\), every ([0-9dhms ]+?) by`).FindStringSubmatch(evaluated); m == nil {
+		b.errorf("Alerts page: %q does not say when and how often the rules are evaluated", evaluated)
+	} else if ago, every := pageDuration(b, m[1]), pageDuration(b, m[2]); ago > every+every/2 {
+		b.errorf("Alerts page: evaluated %s ago, every %s: two clocks (%q)", m[1], m[2], evaluated)
+	}
 	if n := len(b.texts(`#rules tbody tr`)); n != 5 {
 		b.errorf("Alerts page: %d rules in force, want the demo's 5", n)
 	}
@@ -199,6 +216,12 @@ func TestBrowserDemoFirstMinute(t *testing.T) {
 	if n := len(b.texts(`#history tr[data-status="resolved"]`)); n < 3 {
 		b.errorf("Alerts page: %d resolved alerts in the history of the simulated week, want the earlier incidents'", n)
 	}
+
+	// Seconds later (minutes of the demo's clock, well inside the rate's
+	// 15-minute window), the overview still measures the ingest rate over
+	// the replayed week.
+	b.open("/")
+	b.expectRateOverPast("second view")
 
 	b.open("/rounds")
 	stalled := found["events-round-stalled"].Subject
@@ -221,6 +244,18 @@ func TestBrowserDemoFirstMinute(t *testing.T) {
 		b.errorf("archive page: %d passes listed, want the simulated week's", n)
 	}
 	b.expectChart("#moves")
+	b.shot("demo-archive.png")
+	b.expectLegibleAxis("#lifetimes", "≥ 90d", 1)
+	b.expectLegibleAxis("#changes", eval[string](b, "read the last source of the changes chart", `JSON.parse(document.querySelector("#changes").getAttribute("data-chart")).labels.at(-1)`), 1)
+
+	// The rare fields of the jobs site, one point per round: the rounds'
+	// names under the chart must be legible at this width.
+	b.open("/fields")
+	b.expectChart("#fillrate")
+	b.shot("demo-fields.png")
+	newest := eval[string](b, "read the newest round of the chart", `JSON.parse(document.querySelector("#fillrate").getAttribute("data-chart")).labels.at(-1)`)
+	b.expectLegibleAxis("#fillrate", newest, 0.25)
+
 	if time.Now().After(deadline) {
 		t.Errorf("the checks took past the demo's first minute")
 	}
@@ -234,4 +269,37 @@ func slicesContain(xs []string, want string) bool {
 		}
 	}
 	return false
+}
+
+// expectRateOverPast checks the overview's ingest rate: items per minute
+// over the demo's replayed week at least (its default --past), on the
+// demo's clock, not over the minutes since the page was first viewed.
+func (b *browser) expectRateOverPast(when string) {
+	b.t.Helper()
+	card := eval[string](b, "read the ingest rate card", `document.querySelector("[data-k=rate]").closest(".card").textContent`)
+	m := regexp.MustCompile(`([0-9.,]+)\s*items/min\s*over the last ([0-9dhms ]+);`).FindStringSubmatch(card)
+	if m == nil {
+		b.errorf("overview (%s): ingest rate card %q", when, card)
+		return
+	}
+	rate, _ := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+	if over := pageDuration(b, m[2]); rate <= 0 || over < 7*24*time.Hour {
+		b.errorf("overview (%s): %s items/min over the last %s, want the rate over the replayed week", when, m[1], m[2])
+	}
+}
+
+// pageDuration reads a duration as the dashboard prints it ("7d 2h",
+// "12m 5s").
+func pageDuration(b *browser, s string) time.Duration {
+	b.t.Helper()
+	units := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}
+	var d time.Duration
+	for _, f := range strings.Fields(s) {
+		n, err := strconv.Atoi(f[:len(f)-1])
+		if err != nil || units[f[len(f)-1]] == 0 {
+			b.fatalf("duration %q on the page", s)
+		}
+		d += time.Duration(n) * units[f[len(f)-1]]
+	}
+	return d
 }

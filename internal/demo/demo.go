@@ -97,10 +97,11 @@ archive:
 store:
   durability: normal
 # Rules that the demo's incidents (see demo.Incidents) set off: a round
-# that stalls, a source that stops delivering, a coverage drop. At the
-# demo's speed the rules are evaluated every simulated hour.
+# that stalls, a source that stops delivering, a coverage drop. Like every
+# time in the demo, alerts.every is simulated time: an hour of it passes
+# every 5 seconds at the default speed.
 alerts:
-  every: 5s
+  every: 1h
   rules:
     - name: events-round-stalled
       kind: round_stalled
