@@ -58,6 +58,7 @@ func NewRecord(in *Prepared, now time.Time) *Record {
 		SearchLanguage: in.SearchLanguage,
 		LastRound:      in.Round,
 		LastTarget:     in.Target,
+		Fetches:        &FetchCounts{},
 	}
 }
 
@@ -68,6 +69,12 @@ func NewRecord(in *Prepared, now time.Time) *Record {
 func Merge(cur *Record, in *Prepared, now time.Time) (next *Record, hist *HistoryEntry) {
 	now = Truncate(now)
 	next = cur.Clone()
+	// The delivery closes the interval since the previous one; counts
+	// start at a record's first delivery after they were introduced.
+	if next.Fetches == nil {
+		next.Fetches = &FetchCounts{}
+	}
+	next.Fetches.Add(now.Sub(cur.LastUpdatedAt), in.ContentHash != cur.ContentHash)
 	if now.After(next.LastUpdatedAt) {
 		next.LastUpdatedAt = now
 	}

@@ -61,6 +61,13 @@ type Record struct {
 	ArchivedAt    *time.Time    `json:"archived_at,omitempty"`
 	ArchiveReason ArchiveReason `json:"archive_reason,omitempty"`
 
+	// Fetches counts the record's deliveries for the recrawl advisor
+	// (package recrawl): ingest adds every re-delivery. Nil for a record
+	// stored before they were counted, until its next delivery. Like
+	// SearchText it is the store's bookkeeping, not part of the record's
+	// JSON; the advisor reports what it concludes from it.
+	Fetches *FetchCounts `json:"-"`
+
 	// SearchText is what the store's full-text index reads (see
 	// Prepared.SearchText). It is derived from the item under the
 	// configuration, so it is not part of the record's JSON; Reindex
@@ -69,6 +76,34 @@ type Record struct {
 	// SearchLanguage is the PostgreSQL text search configuration of
 	// SearchText; empty means "simple".
 	SearchLanguage string `json:"-"`
+}
+
+// FetchCounts are what ingest keeps of a record's deliveries: each
+// re-delivery closes the interval since the previous delivery, and the
+// content it brings either changed or not. From these sums a record's
+// change rate is estimated, changes missed between deliveries accounted
+// for (package recrawl), without reading its history.
+type FetchCounts struct {
+	// Refetches counts the re-deliveries.
+	Refetches int64 `json:"refetches"`
+	// Changes counts the re-deliveries whose content changed.
+	Changes int64 `json:"changes"`
+	// ChangedUS and UnchangedUS add up the intervals, in microseconds,
+	// that ended in a change and that did not.
+	ChangedUS   int64 `json:"changed_us"`
+	UnchangedUS int64 `json:"unchanged_us"`
+}
+
+// Add counts a re-delivery after interval since the previous one.
+func (f *FetchCounts) Add(interval time.Duration, changed bool) {
+	us := max(interval.Microseconds(), 0)
+	f.Refetches++
+	if changed {
+		f.Changes++
+		f.ChangedUS += us
+	} else {
+		f.UnchangedUS += us
+	}
 }
 
 // Archived reports whether r is in the archive.
@@ -84,6 +119,10 @@ func (r *Record) Clone() *Record {
 	c.EventAt = cloneTime(r.EventAt)
 	c.ProcessedAt = cloneTime(r.ProcessedAt)
 	c.ArchivedAt = cloneTime(r.ArchivedAt)
+	if r.Fetches != nil {
+		f := *r.Fetches
+		c.Fetches = &f
+	}
 	return &c
 }
 

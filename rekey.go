@@ -208,6 +208,20 @@ func PlanRekeyMerge(recs []*Record, hist map[int64][]HistoryEntry, key string, p
 		fromVers int64
 	}
 	var entries []entry
+	// Every record's deliveries observed the one page: the survivor
+	// counts them all.
+	s.Fetches = nil
+	for _, r := range byID {
+		if r.Fetches != nil {
+			if s.Fetches == nil {
+				s.Fetches = &FetchCounts{}
+			}
+			s.Fetches.Refetches += r.Fetches.Refetches
+			s.Fetches.Changes += r.Fetches.Changes
+			s.Fetches.ChangedUS += r.Fetches.ChangedUS
+			s.Fetches.UnchangedUS += r.Fetches.UnchangedUS
+		}
+	}
 	for _, r := range byID {
 		version += r.Version
 		if r.CrawledAt.Before(s.CrawledAt) {

@@ -80,6 +80,7 @@ func RunRecords(t *testing.T, open RecordOpener) {
 	t.Run("Durability", func(t *testing.T) { testDurability(t, open) })
 	t.Run("Keys", func(t *testing.T) { testKeyPairs(t, open) })
 	t.Run("Deliveries", func(t *testing.T) { testDeliveries(t, open) })
+	t.Run("FetchCounts", func(t *testing.T) { testFetchCounts(t, open) })
 }
 
 // testDurability checks that the store reports what its acknowledged

@@ -263,6 +263,7 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 	set := append([]string{"key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors"},
 		Split(s.e.SearchCols())...)
 	set = append(set, "last_round", "last_target")
+	set = append(set, Split(fetchCols)...)
 	if archived {
 		set = append(set, "item_bytes")
 	}
@@ -275,6 +276,7 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 		row := []any{r.ID, KeyParts(r.KeyParts), r.Title, r.URL, item, r.ContentHash, r.LastUpdatedAt.UnixMicro(),
 			r.LastChangedAt.UnixMicro(), r.Version, Micros(r.EventAt), DateErrors(r.DateErrors)}
 		row = append(append(row, s.e.SearchArgs(r)...), r.LastRound, r.LastTarget)
+		row = append(row, fetchArgs(r)...)
 		if archived {
 			row = append(row, int64(len(r.Item)))
 		}
@@ -285,34 +287,49 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 }
 
 // touchRecords writes an unchanged delivery: last_updated_at, the event
-// fields, last_round and last_target. A record whose event fields and
-// target are as stored needs only the first and the round: those are one
-// narrow UPDATE by id per (time, round) (in a batch usually one), which
-// leaves the indexes on the event fields alone; the rest are a Bulk
-// update.
+// fields, last_round, last_target and the fetch counts. A record whose
+// event fields and target are as stored needs only the first, the round
+// and the counts: those are one narrow UPDATE by id per (time, round,
+// deliveries), in a batch usually one, which leaves the indexes on the
+// event fields alone; the rest are a Bulk update.
+//
+// The narrow UPDATE counts the deliveries in SQL as crawlkeeper.Merge
+// does in Go, from the stored last_updated_at, which the transaction's
+// key locks keep as the plan read it: n re-deliveries at now add n
+// refetches and now − last_updated_at (at least 0) of unchanged time.
+// The counts are assigned before last_updated_at, so an engine that
+// evaluates assignments in order (MySQL) reads the stored value too.
 func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, recs []*crawlkeeper.Record, state map[string]*crawlkeeper.Record) error {
 	type group struct {
-		at    int64
-		round string
+		at         int64
+		round      string
+		deliveries int64
 	}
 	plain := map[group][]int64{}
 	var order []group
 	var full [][]any
 	for _, r := range recs {
-		if old := state[r.Key]; old != nil && sameEvent(old, r) && old.LastTarget == r.LastTarget {
-			g := group{r.LastUpdatedAt.UnixMicro(), r.LastRound}
+		if old := state[r.Key]; old != nil && sameEvent(old, r) && old.LastTarget == r.LastTarget && r.Fetches != nil {
+			var before crawlkeeper.FetchCounts
+			if old.Fetches != nil {
+				before = *old.Fetches
+			}
+			g := group{r.LastUpdatedAt.UnixMicro(), r.LastRound, r.Fetches.Refetches - before.Refetches}
 			if plain[g] == nil {
 				order = append(order, g)
 			}
 			plain[g] = append(plain[g], r.ID)
 			continue
 		}
-		full = append(full, []any{r.ID, r.LastUpdatedAt.UnixMicro(), Micros(r.EventAt), DateErrors(r.DateErrors), r.LastRound, r.LastTarget})
+		full = append(full, append([]any{r.ID, r.LastUpdatedAt.UnixMicro(), Micros(r.EventAt), DateErrors(r.DateErrors), r.LastRound, r.LastTarget}, fetchArgs(r)...))
 	}
 	for _, g := range order {
 		err := Chunks(plain[g], func(c []int64) error {
-			_, err := tx.Exec(ctx, `UPDATE `+table(archived)+` SET last_updated_at = ?, last_round = ? WHERE id IN (`+In(len(c))+`)`,
-				append([]any{g.at, g.round}, Args(c)...)...)
+			_, err := tx.Exec(ctx, `UPDATE `+table(archived)+` SET fetch_refetches = coalesce(fetch_refetches, 0) + ?,
+				fetch_changes = coalesce(fetch_changes, 0), fetch_changed_us = coalesce(fetch_changed_us, 0),
+				fetch_unchanged_us = coalesce(fetch_unchanged_us, 0) + `+s.e.Greatest()+`(? - last_updated_at, 0),
+				last_updated_at = ?, last_round = ? WHERE id IN (`+In(len(c))+`)`,
+				append([]any{g.deliveries, g.at, g.at, g.round}, Args(c)...)...)
 			return err
 		})
 		if err != nil {
@@ -322,7 +339,7 @@ func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, rec
 	if len(full) == 0 {
 		return nil
 	}
-	_, err := s.e.Update(ctx, tx, table(archived), []string{"id"}, []string{"last_updated_at", "event_at", "date_errors", "last_round", "last_target"}, full)
+	_, err := s.e.Update(ctx, tx, table(archived), []string{"id"}, append([]string{"last_updated_at", "event_at", "date_errors", "last_round", "last_target"}, Split(fetchCols)...), full)
 	return err
 }
 

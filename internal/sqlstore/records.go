@@ -36,8 +36,12 @@ type Columns interface {
 // order scanRecord reads them.
 func (s *Store) recordCols() string {
 	return "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, " +
-		"event_at, date_errors, processed_at, processed_version, processed_chain, derived, " + s.e.SearchCols() + ", last_round, last_target"
+		"event_at, date_errors, processed_at, processed_version, processed_chain, derived, " + s.e.SearchCols() + ", last_round, last_target, " + fetchCols
 }
+
+// fetchCols hold the record's FetchCounts; NULL for records stored before
+// they were counted.
+const fetchCols = "fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us"
 
 // RecordCols returns the columns of a record shared by active and
 // archive, for statements an engine writes itself.
@@ -59,7 +63,7 @@ func (s *Store) cols(archived bool) string {
 // for their payload (loadItems).
 func (s *Store) narrowCols() string {
 	return "id, `key`, '[]', source, title, url, NULL, content_hash, crawled_at, last_updated_at, last_changed_at, version, " +
-		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + withoutText(s.e.SearchCols()) + ", last_round, last_target"
+		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + withoutText(s.e.SearchCols()) + ", last_round, last_target, " + fetchCols
 }
 
 // withoutText returns the search columns with the first, the search text,
@@ -90,6 +94,7 @@ func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.R
 		eventAt, processedAt      *int64
 		archivedAt                int64
 		reason                    string
+		fetches                   [4]*int64
 	)
 	search, done := s.e.SearchDest(&r)
 	dest := make([]any, 0, 26+len(extra))
@@ -97,7 +102,7 @@ func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.R
 		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
 		&r.ProcessedVersion, &r.ProcessedChain, &derived)
 	dest = append(dest, search...)
-	dest = append(dest, &r.LastRound, &r.LastTarget)
+	dest = append(dest, &r.LastRound, &r.LastTarget, &fetches[0], &fetches[1], &fetches[2], &fetches[3])
 	if archived {
 		dest = append(dest, &archivedAt, &reason)
 	}
@@ -135,6 +140,9 @@ func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.R
 	if len(derived) > 0 {
 		r.Derived = derived
 	}
+	if f := fetches; f[0] != nil && f[1] != nil && f[2] != nil && f[3] != nil {
+		r.Fetches = &crawlkeeper.FetchCounts{Refetches: *f[0], Changes: *f[1], ChangedUS: *f[2], UnchangedUS: *f[3]}
+	}
 	return &r, nil
 }
 
@@ -164,7 +172,17 @@ func (s *Store) recordArgs(r *crawlkeeper.Record, item []byte) []any {
 		Micros(r.EventAt), DateErrors(r.DateErrors), Micros(r.ProcessedAt), r.ProcessedVersion,
 		r.ProcessedChain, Blob(r.Derived))
 	args = append(args, s.e.SearchArgs(r)...)
-	return append(args, r.LastRound, r.LastTarget)
+	return append(append(args, r.LastRound, r.LastTarget), fetchArgs(r)...)
+}
+
+// fetchArgs returns the values of fetchCols for r.
+func fetchArgs(r *crawlkeeper.Record) []any {
+	f := r.Fetches
+	if f == nil {
+		var none *int64
+		return []any{none, none, none, none}
+	}
+	return []any{&f.Refetches, &f.Changes, &f.ChangedUS, &f.UnchangedUS}
 }
 
 // archivePayload returns r's payload as the archive stores it.

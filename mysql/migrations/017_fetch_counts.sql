@@ -1,0 +1,12 @@
+-- Each record's deliveries for the recrawl advisor (crawlkeeper.FetchCounts):
+-- re-deliveries, those that changed the content, and the microseconds of
+-- the intervals that ended in a change and that did not. Ingest adds to
+-- them; NULL for records stored before, until their next delivery.
+ALTER TABLE active ADD COLUMN fetch_refetches BIGINT;
+ALTER TABLE active ADD COLUMN fetch_changes BIGINT;
+ALTER TABLE active ADD COLUMN fetch_changed_us BIGINT;
+ALTER TABLE active ADD COLUMN fetch_unchanged_us BIGINT;
+ALTER TABLE archive ADD COLUMN fetch_refetches BIGINT;
+ALTER TABLE archive ADD COLUMN fetch_changes BIGINT;
+ALTER TABLE archive ADD COLUMN fetch_changed_us BIGINT;
+ALTER TABLE archive ADD COLUMN fetch_unchanged_us BIGINT;
