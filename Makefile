@@ -1,7 +1,7 @@
 # Run `make help` for the targets.
 GO ?= go
 
-.PHONY: help build test race ci fmt vet tidy dashboard-assets
+.PHONY: help build test race long ci fmt vet tidy dashboard-assets
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
@@ -9,8 +9,14 @@ help: ## list the targets
 build: ## build ./crawlkeeper
 	CGO_ENABLED=0 $(GO) build -o crawlkeeper ./cmd/crawlkeeper
 
-test: ## run the tests with the race detector (the README's test command)
-	$(GO) test -race -timeout 30m ./...
+test: ## run the tests and say which ran and which were skipped and why (the README's test command)
+	$(GO) run ./internal/testrun
+
+race: ## the same tests with the race detector, as CI runs them
+	$(GO) run ./internal/testrun -race -count=1 -timeout 30m
+
+long: ## the long suites CI runs: crash, torture, load and benchmark tests, 1M-record memory bounds, fuzzing (.ci/long)
+	bash .ci/long
 
 ci: ## run what CI runs, services included
 	bash .ci/run

@@ -48,6 +48,18 @@ type StoreConfig struct {
 type StoreOptions struct {
 	// Durability defaults to DurabilityFull.
 	Durability Durability
+	// MustExist makes opening fail with an ENOTFOUND error (NoStoreError)
+	// when the location holds no crawlkeeper store, instead of creating
+	// one: a command that only reads must not leave an empty store behind
+	// a mistyped folder or URL. Defaults to false (create).
+	MustExist bool
+}
+
+// NoStoreError is the error a store opened with MustExist returns when
+// where (a folder, a file or a redacted server URL) holds no crawlkeeper
+// store.
+func NoStoreError(where string) *Error {
+	return Errorf(ENOTFOUND, "no crawlkeeper store in %s (ingest, serve or demo creates one)", where)
 }
 
 // DurabilityStatus says what the store's acknowledged writes survive, as

@@ -6,6 +6,8 @@ package backends
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -39,13 +41,22 @@ func OpenStore(ctx context.Context, rawURL, dataDir string) (crawlkeeper.Store, 
 	return OpenStoreWith(ctx, rawURL, dataDir, crawlkeeper.StoreOptions{})
 }
 
-// OpenStoreWith is OpenStore with options.
+// OpenStoreWith is OpenStore with options. With opts.MustExist a location
+// that holds no crawlkeeper store (no SQLite file, a database without the
+// store's tables) is an ENOTFOUND error and nothing is created there.
 func OpenStoreWith(ctx context.Context, rawURL, dataDir string, opts crawlkeeper.StoreOptions) (crawlkeeper.Store, error) {
 	if dataDir == "" {
 		dataDir = DefaultDataDir
 	}
 	if rawURL == "" {
-		return sqlite.OpenWith(ctx, filepath.Join(dataDir, SQLiteFile), opts)
+		path := filepath.Join(dataDir, SQLiteFile)
+		if opts.MustExist {
+			// The message names the folder the user gave with --data.
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return nil, crawlkeeper.NoStoreError(dataDir)
+			}
+		}
+		return sqlite.OpenWith(ctx, path, opts)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {

@@ -3,6 +3,7 @@ package backends_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
+	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -83,4 +85,72 @@ func TestOpenScratchMongoDB(t *testing.T) {
 	if err != nil || len(after) != 0 {
 		t.Fatalf("scratch database %s still has %v after close (%v)", name, after, err)
 	}
+}
+
+// TestOpenStoreMustExist opens an empty location of every kind with
+// MustExist: the error names the location and nothing is created there,
+// which a second attempt proves by failing the same way; once a store
+// was created, MustExist opens it.
+func TestOpenStoreMustExist(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	must := crawlkeeper.StoreOptions{MustExist: true}
+	for _, kind := range testdb.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			u := testdb.URL(t, kind)
+			// A server store is named by its URL, a SQLite one by its file.
+			where := kind
+			if kind == testdb.SQLite {
+				where = strings.TrimPrefix(u, "sqlite://")
+			}
+			for range 2 {
+				st, err := backends.OpenStoreWith(ctx, u, "", must)
+				if err == nil {
+					st.Close()
+					t.Fatalf("opened a store that does not exist at %s", u)
+				}
+				if crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND || !strings.HasPrefix(err.Error(), "no crawlkeeper store in "+where) ||
+					!strings.HasSuffix(err.Error(), " (ingest, serve or demo creates one)") {
+					t.Fatalf("error %q (code %s)", err, crawlkeeper.ErrorCode(err))
+				}
+			}
+			if kind == testdb.SQLite {
+				if _, err := os.Stat(where); !os.IsNotExist(err) {
+					t.Fatalf("the SQLite file was created (%v)", err)
+				}
+			}
+			st, err := backends.OpenStore(ctx, u, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			st, err = backends.OpenStoreWith(ctx, u, "", must)
+			if err != nil {
+				t.Fatalf("open the created store with MustExist: %v", err)
+			}
+			st.Close()
+		})
+	}
+	t.Run("DataFolder", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "typo")
+		_, err := backends.OpenStoreWith(ctx, "", dir, must)
+		if want := "no crawlkeeper store in " + dir + " (ingest, serve or demo creates one)"; err == nil || err.Error() != want {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("the folder was created (%v)", err)
+		}
+	})
+	t.Run("NotAStore", func(t *testing.T) {
+		// An empty file under the store's name is not a store either.
+		dir := t.TempDir()
+		path := filepath.Join(dir, backends.SQLiteFile)
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := backends.OpenStoreWith(ctx, "", dir, must)
+		if want := "no crawlkeeper store in " + path + " (ingest, serve or demo creates one)"; err == nil || err.Error() != want {
+			t.Fatalf("error %v, want %q", err, want)
+		}
+	})
 }

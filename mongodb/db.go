@@ -138,10 +138,10 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	if name == "" {
 		name = DefaultDatabase
 	}
-	return openDatabase(ctx, rawURL, name, durability)
+	return openDatabase(ctx, rawURL, name, durability, opts.MustExist)
 }
 
-func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeeper.Durability) (*Store, error) {
+func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeeper.Durability, mustExist bool) (*Store, error) {
 	where := redact(rawURL)
 	// The defaults come first so that the URL's own options
 	// (serverSelectionTimeoutMS, appName, w, journal) override them.
@@ -160,6 +160,18 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 			Message: fmt.Sprintf("cannot reach MongoDB at %s: check that the server runs and the URL is right", where), Err: err}
 	}
 	db := client.Database(name)
+	if mustExist {
+		// createIndexes below would create the collections.
+		names, err := db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: "active"}})
+		if err != nil {
+			client.Disconnect(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("open %s: %w", where, err)
+		}
+		if len(names) == 0 {
+			client.Disconnect(context.WithoutCancel(ctx))
+			return nil, crawlkeeper.NoStoreError(where)
+		}
+	}
 	s := &Store{
 		client: client, db: db, where: where, durability: durability, wc: co.WriteConcern,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),

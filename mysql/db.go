@@ -200,6 +200,17 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	// handshake and session setup on every batch.
 	s.db.SetMaxIdleConns(16)
 	s.db.SetConnMaxIdleTime(5 * time.Minute)
+	if opts.MustExist {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'active'`).Scan(&n); err != nil {
+			s.db.Close()
+			return nil, s.wrap("open", err)
+		}
+		if n == 0 {
+			s.db.Close()
+			return nil, crawlkeeper.NoStoreError(where)
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.db.Close()
 		return nil, err

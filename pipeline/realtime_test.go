@@ -10,6 +10,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/clock"
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 	"github.com/crawlkeeper/crawlkeeper/memqueue"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
@@ -86,6 +87,7 @@ func TestDroppedNotificationsAreCaughtByOnePass(t *testing.T) {
 // records' processed_at on the embedded store, with the real clock. It
 // reports the percentiles; speed is asserted by the benchmark, not here.
 func TestRealtimeLatency(t *testing.T) {
+	longtest.Skip(t, "measures latency over a few thousand records")
 	if testing.Short() {
 		t.Skip("measures latency over a few thousand records")
 	}

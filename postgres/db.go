@@ -139,6 +139,19 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		pool.Close()
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "database at %s uses encoding %s: crawlkeeper needs a database created with ENCODING 'UTF8'", where, enc)
 	}
+	if opts.MustExist {
+		// The search_path decides, as it does for every query the store
+		// makes.
+		var exists bool
+		if err := pool.QueryRow(ctx, `SELECT to_regclass('active') IS NOT NULL`).Scan(&exists); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open %s: %w", where, err)
+		}
+		if !exists {
+			pool.Close()
+			return nil, crawlkeeper.NoStoreError(where)
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

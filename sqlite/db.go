@@ -15,7 +15,9 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -149,7 +151,13 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	if err := durability.Validate(); err != nil {
 		return nil, err
 	}
-	if dir := filepath.Dir(path); dir != "" {
+	if opts.MustExist {
+		// Neither the folder nor the file is created; a file that is
+		// there is checked for the store's tables once open.
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, crawlkeeper.NoStoreError(path)
+		}
+	} else if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "create data folder %s: %v", dir, err)
 		}
@@ -171,6 +179,17 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	r.SetMaxIdleConns(8)
 	s := &Store{path: path, durability: durability, w: w, r: r}
 	s.Store = sqlstore.New(engine{s})
+	if opts.MustExist {
+		var n int
+		if err := r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'active'`).Scan(&n); err != nil {
+			s.Close()
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "open %s: %v: is it a crawlkeeper store?", path, err)
+		}
+		if n == 0 {
+			s.Close()
+			return nil, crawlkeeper.NoStoreError(path)
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err

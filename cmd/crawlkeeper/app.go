@@ -283,8 +283,18 @@ func (a *app) setup() error {
 
 func (a *app) now() time.Time { return a.clock() }
 
-// openStore opens the configured store; callers close it.
+// openStore opens the configured store, which must exist: a command that
+// only reads, or works on records already there, fails with "no
+// crawlkeeper store in DIR" rather than leave an empty store behind a
+// mistyped --data or --store. Callers close it.
 func (a *app) openStore(ctx context.Context) (crawlkeeper.Store, error) {
+	return backends.OpenStoreWith(ctx, a.storeURL, a.data, crawlkeeper.StoreOptions{Durability: a.cfg.Store.Durability, MustExist: true})
+}
+
+// createStore opens the configured store and creates it when it does not
+// exist: for the commands that bring data in (ingest, import, serve and
+// the demo, round queue, done and fail). Callers close it.
+func (a *app) createStore(ctx context.Context) (crawlkeeper.Store, error) {
 	return backends.OpenStoreWith(ctx, a.storeURL, a.data, crawlkeeper.StoreOptions{Durability: a.cfg.Store.Durability})
 }
 

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 )
 
 func TestArchiveCLI(t *testing.T) {
@@ -91,6 +93,7 @@ func TestArchiveCLI(t *testing.T) {
 // moments; after each kill the store must be consistent, and a final run
 // must finish the job with every record archived exactly once.
 func TestArchiveKilledAndRerun(t *testing.T) {
+	longtest.Skip(t, "builds and kills a real process")
 	if testing.Short() {
 		t.Skip("builds and kills a real process")
 	}

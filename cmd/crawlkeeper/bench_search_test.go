@@ -3,12 +3,15 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 )
 
 // TestBenchSearchRows runs the search measurements at the smallest scale
 // and checks their rows: measured values, both paths found the same hits
 // (the run fails otherwise), and the ratios as each row defines them.
 func TestBenchSearchRows(t *testing.T) {
+	longtest.Skip(t, "loads a search corpus and benchmarks it")
 	if testing.Short() {
 		t.Skip("loads a search corpus")
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 )
 
 type benchRow struct {
@@ -29,6 +31,7 @@ var lowerIsBetter = map[string]bool{"archive_select": true, "archive_select_unin
 // ratio as its row defines it. Speed itself is not asserted: benchmarks
 // are not tests.
 func TestBenchReportShape(t *testing.T) {
+	longtest.Skip(t, "runs every benchmark measurement")
 	if testing.Short() {
 		t.Skip("runs every measurement")
 	}
@@ -94,6 +97,7 @@ func checkBaseline(t *testing.T, r benchRow) {
 // TestBenchSweepChart runs a two-size sweep and checks that it writes the
 // chart and its data, one report per size with the sweep's results.
 func TestBenchSweepChart(t *testing.T) {
+	longtest.Skip(t, "runs the benchmark sweep")
 	if testing.Short() {
 		t.Skip("runs the sweep")
 	}

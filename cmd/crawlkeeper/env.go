@@ -30,9 +30,19 @@ type env struct {
 	keyGuard *crawlkeeper.KeyRulesGuard
 }
 
-// openEnv opens the configured backends.
+// openEnv opens the configured backends; the store must exist (see
+// openStore).
 func (a *app) openEnv(ctx context.Context) (*env, error) {
-	st, err := a.openStore(ctx)
+	return a.newEnv(a.openStore(ctx))
+}
+
+// createEnv opens the configured backends and creates the store when it
+// does not exist (see createStore).
+func (a *app) createEnv(ctx context.Context) (*env, error) {
+	return a.newEnv(a.createStore(ctx))
+}
+
+func (a *app) newEnv(st crawlkeeper.Store, err error) (*env, error) {
 	if err != nil {
 		return nil, err
 	}

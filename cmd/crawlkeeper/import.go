@@ -67,7 +67,7 @@ func runImport(ctx context.Context, a *app, args []string) error {
 		opts.TimeFields = splitComma(*timeFields)
 	}
 
-	env, err := a.openEnv(ctx)
+	env, err := a.createEnv(ctx)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		in = io.TeeReader(in, bar)
 	}
 
-	env, err := a.openEnv(ctx)
+	env, err := a.createEnv(ctx)
 	if err != nil {
 		return err
 	}

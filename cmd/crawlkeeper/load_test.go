@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 )
 
 // TestLoad runs 8 concurrent ingest clients, the archiver, the scanner and
@@ -20,6 +22,7 @@ import (
 // store's invariants must hold afterwards, and the p99 ingest latency is
 // reported.
 func TestLoad(t *testing.T) {
+	longtest.Skip(t, "ingest and reads against one serve for CRAWLKEEPER_LOAD_SECONDS")
 	if testing.Short() {
 		t.Skip("runs a load for several seconds")
 	}

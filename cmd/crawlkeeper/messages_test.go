@@ -78,6 +78,9 @@ func TestMessageReingestUnchanged(t *testing.T) {
 // yet, or no field rare enough, with the threshold and how to watch one.
 func TestMessageFieldsExplained(t *testing.T) {
 	c := newCLI(t)
+	// A store without items (queuing a round creates it; without a store
+	// fields fails, see TestReadCommandsNeedAStore).
+	c.ok("acme.example\n", "round", "queue", "--round", "1", "-")
 	c.expectRun("", []string{"fields"}, 0, []string{"no items ingested yet"}, nil)
 	c.ok(twoJobs, "ingest", "-")
 	c.expectRun("", []string{"fields"}, 0, []string{"no rare fields: every field of the ingested items is filled in at least 20%", "watch_fields", "!yet"}, nil)

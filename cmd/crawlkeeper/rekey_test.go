@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 )
 
 // oldRulesConfig keys URLs and titles as sent, as before canonical keys.
@@ -88,6 +89,7 @@ func TestRekeyCommand(t *testing.T) {
 // pass and no record version may be lost (records plus history entries
 // stay constant), and a final run must finish the job.
 func TestRekeyKilledAndRerun(t *testing.T) {
+	longtest.Skip(t, "builds and kills a real process")
 	if testing.Short() {
 		t.Skip("builds and kills a real process")
 	}

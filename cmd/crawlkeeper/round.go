@@ -72,9 +72,20 @@ func roundFlag(fs interface {
 	}
 }
 
-// withMonitor opens the environment and the monitor for one command.
+// withMonitor opens the environment and the monitor for one command that
+// reads or works on what the store holds: the store must exist.
 func withMonitor(ctx context.Context, a *app, fn func(m crawlkeeper.Monitor) error) error {
-	env, err := a.openEnv(ctx)
+	return withMonitorOf(ctx, a.openEnv, fn)
+}
+
+// withNewMonitor is withMonitor for the commands that bring targets in
+// (round queue, done and fail): it creates the store when there is none.
+func withNewMonitor(ctx context.Context, a *app, fn func(m crawlkeeper.Monitor) error) error {
+	return withMonitorOf(ctx, a.createEnv, fn)
+}
+
+func withMonitorOf(ctx context.Context, open func(context.Context) (*env, error), fn func(m crawlkeeper.Monitor) error) error {
+	env, err := open(ctx)
 	if err != nil {
 		return err
 	}
@@ -166,7 +177,7 @@ func runRoundQueue(ctx context.Context, a *app, args []string) error {
 	if err := readNames(in, 100000, func(b []string) error { names = append(names, b...); return nil }); err != nil {
 		return err
 	}
-	return withMonitor(ctx, a, func(m crawlkeeper.Monitor) error {
+	return withNewMonitor(ctx, a, func(m crawlkeeper.Monitor) error {
 		res, err := m.Queue(ctx, crawlkeeper.QueueRequest{Round: r, Targets: names, Bucket: bucket, At: a.now()})
 		if err != nil {
 			return err
@@ -217,7 +228,7 @@ func runRoundMark(ctx context.Context, a *app, verb string, args []string) error
 	if verb == "fail" {
 		kind = crawlkeeper.MarkFailed
 	}
-	return withMonitor(ctx, a, func(m crawlkeeper.Monitor) error {
+	return withNewMonitor(ctx, a, func(m crawlkeeper.Monitor) error {
 		res := markResult{Round: r, Kind: string(kind)}
 		mark := func(names []string) error {
 			at := a.now()

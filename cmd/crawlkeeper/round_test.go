@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 )
 
 // mcli runs crawlkeeper in process with one data folder and, optionally, a
@@ -268,6 +270,7 @@ func testRoundCLI(t *testing.T, c *mcli) {
 // it marks a large file and checks that every mark it acknowledged is
 // there after a restart.
 func TestKillDuringMarking(t *testing.T) {
+	longtest.Skip(t, "builds and kills a real process")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "crawlkeeper")
 	// Build with the test's own race setting, so the packages come from

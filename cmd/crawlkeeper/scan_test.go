@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 )
 
@@ -156,6 +157,7 @@ func TestIngestProcess(t *testing.T) {
 // stored checkpoint instead of starting over, and that no record is
 // missed.
 func TestScanKilledResumesFromCheckpoint(t *testing.T) {
+	longtest.Skip(t, "builds and kills a real process")
 	if testing.Short() {
 		t.Skip("builds and kills a real process")
 	}

@@ -94,7 +94,7 @@ func serve(ctx context.Context, a *app, opts serveOptions) error {
 		return usagef("refusing to listen on %s without API tokens: anyone on the network could write and delete data. Configure serve.tokens or CRAWLKEEPER_TOKENS, or listen on 127.0.0.1", addr)
 	}
 
-	env, err := a.openEnv(ctx)
+	env, err := a.createEnv(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,11 @@ queue is full the item is dropped and counted. On shutdown the thread
 gets ``CRAWLKEEPER_CLOSE_TIMEOUT`` seconds to deliver what is left; items
 still waiting then are counted as dropped too.
 
-Enable it in ``settings.py``::
+Install it into the crawler's environment (``pip install
+./integrations/scrapy`` from a crawlkeeper clone) and enable it in the
+project's ``settings.py``::
 
-    ITEM_PIPELINES = {"crawlkeeper_scrapy.CrawlkeeperPipeline": 900}
+    ITEM_PIPELINES = {"crawlkeeper_scrapy.CrawlkeeperPipeline": 300}
     CRAWLKEEPER_URL = "http://127.0.0.1:8080"
     CRAWLKEEPER_TOKEN = "..."          # a token with the ingest scope
 

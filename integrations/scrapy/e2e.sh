@@ -1,34 +1,44 @@
 #!/usr/bin/env bash
-# End-to-end test of the Scrapy pipeline on a real crawl: Debian's reference
-# manual (package debian-reference-en, HTML written by others) is copied to
-# a temporary folder, served by a local static server and crawled twice by
-# a real Scrapy spider through the crawlkeeper pipeline into a running
-# `crawlkeeper serve`. Between the rounds a few pages are edited and some
-# removed. Then it checks: no duplicates, edited pages have a new version
-# and history, crawled_at is unchanged, removed pages are archived as stale
-# once the clock passes stale_after (and not before), and the monitor's
-# rounds show every page done.
+# End-to-end test of the Scrapy pipeline on a real crawl, installed the way
+# Scrapy users install it: the package in this folder (pyproject.toml) is
+# built into a wheel and installed with pip into a virtual environment, a
+# project is generated with `scrapy startproject`, and its settings.py
+# enables crawlkeeper_scrapy.CrawlkeeperPipeline. Debian's reference manual
+# (package debian-reference-en, HTML written by others) is copied to a
+# temporary folder, served by a local static server and crawled twice by
+# that project into a running `crawlkeeper serve`. Between the rounds a few
+# pages are edited and some removed. Then it checks: no duplicates, edited
+# pages have a new version and history, crawled_at is unchanged, removed
+# pages are archived as stale once the clock passes stale_after (and not
+# before), and the monitor's rounds show every page done.
 #
-# Needs /usr/bin/python3 with Scrapy (Debian: python3-scrapy) and
-# debian-reference-en; as root it installs them with apt-get when missing.
-# Any mismatch fails the script with a message saying what differed.
+# Needs /usr/bin/python3 with Scrapy (Debian: python3-scrapy), venv,
+# setuptools and wheel (python3-venv, python3-setuptools, python3-wheel)
+# and debian-reference-en; as root it installs them with apt-get when
+# missing. No package registry is needed: pip builds and installs with
+# --no-index, and the virtual environments see the system's Scrapy
+# (--system-site-packages). Any mismatch fails the script with a message
+# saying what differed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-ROOT="$PWD"
 PY=/usr/bin/python3 # Debian's python3-scrapy installs for this interpreter only
 SITE_SRC=/usr/share/debian-reference
 
 log() { printf '[e2e %3ds] %s\n' "$SECONDS" "$*"; }
 fail() { printf '[e2e] FAIL: %s\n' "$*" >&2; exit 1; }
 
-if ! "$PY" -c 'import scrapy' 2>/dev/null || ! ls "$SITE_SRC"/*.en.html >/dev/null 2>&1; then
-	[ "$(id -u)" = 0 ] || fail "install python3-scrapy and debian-reference-en (apt-get install python3-scrapy debian-reference-en), or run as root"
-	log "installing python3-scrapy and debian-reference-en"
+have_tools() {
+	"$PY" -c 'import scrapy, ensurepip, setuptools, wheel' 2>/dev/null && ls "$SITE_SRC"/*.en.html >/dev/null 2>&1
+}
+if ! have_tools; then
+	[ "$(id -u)" = 0 ] || fail "install python3-scrapy, python3-venv, python3-setuptools, python3-wheel and debian-reference-en with apt-get, or run as root"
+	log "installing python3-scrapy, python3-venv, python3-setuptools, python3-wheel and debian-reference-en"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-scrapy debian-reference-en >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-scrapy python3-venv python3-setuptools python3-wheel debian-reference-en >/dev/null
 fi
 "$PY" -c 'import scrapy' || fail "$PY cannot import scrapy"
 export PYTHONDONTWRITEBYTECODE=1 # keep the source tree clean
+unset PYTHONPATH                 # the pipeline must come from the installed package
 
 WORK="$(mktemp -d)"
 PIDS=()
@@ -39,8 +49,34 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "pipeline unit tests (local fake servers)"
-"$PY" -m unittest discover -s integrations/scrapy -p 'test_*.py' >"$WORK/unittest.log" 2>&1 ||
+# Building writes build/ and *.egg-info next to the sources: it runs on a
+# copy, so the checkout stays clean.
+cp -r integrations/scrapy "$WORK/src"
+rm -rf "$WORK/src/build" "$WORK/src/dist" "$WORK/src"/*.egg-info
+pip_offline() { "$1" -m pip "${@:2}" --quiet --no-index --disable-pip-version-check; }
+
+log "pip install of the folder into a virtual environment"
+"$PY" -m venv --system-site-packages "$WORK/venv-dir"
+pip_offline "$WORK/venv-dir/bin/python" install --no-build-isolation "$WORK/src" ||
+	fail "pip install of integrations/scrapy failed"
+(cd "$WORK" && "$WORK/venv-dir/bin/python" -c 'import crawlkeeper_scrapy, sys; assert crawlkeeper_scrapy.__file__.startswith(sys.prefix), crawlkeeper_scrapy.__file__') ||
+	fail "pip install ./integrations/scrapy did not install crawlkeeper_scrapy into the virtual environment"
+
+log "pip wheel, installed into the crawl's virtual environment"
+"$PY" -m venv --system-site-packages "$WORK/venv"
+VPY="$WORK/venv/bin/python"
+pip_offline "$VPY" wheel --no-build-isolation --no-deps -w "$WORK/dist" "$WORK/src" || fail "pip wheel of integrations/scrapy failed"
+pip_offline "$VPY" install "$WORK"/dist/crawlkeeper_scrapy-*.whl || fail "pip install of the wheel failed"
+installed=$(cd "$WORK" && "$VPY" -c 'import crawlkeeper_scrapy; print(crawlkeeper_scrapy.__file__)')
+case "$installed" in
+"$WORK/venv/"*) log "crawlkeeper_scrapy is $installed" ;;
+*) fail "crawlkeeper_scrapy comes from $installed, not from the virtual environment" ;;
+esac
+
+log "pipeline unit tests on the installed package (local fake servers)"
+mkdir "$WORK/tests"
+cp integrations/scrapy/test_crawlkeeper_scrapy.py "$WORK/tests/"
+(cd "$WORK" && "$VPY" -m unittest discover -s "$WORK/tests" -p 'test_*.py') >"$WORK/unittest.log" 2>&1 ||
 	{ cat "$WORK/unittest.log"; fail "the pipeline's unit tests failed"; }
 tail -n 1 "$WORK/unittest.log"
 
@@ -107,14 +143,31 @@ queue_round() {
 		curl -fsS -H "Authorization: Bearer $CRAWLER_TOKEN" --data-binary @- "$API/api/v1/rounds/$1/queue" >/dev/null
 }
 
-# crawl ROUND INSERTED CHANGED MIN_SENT: runs the spider through the
-# pipeline into serve and checks the pipeline's counters.
+# The crawler: a project generated by `scrapy startproject`, the spider in
+# its spiders/ folder, and the pipeline enabled in its settings.py the way
+# the README says.
+log "scrapy startproject refcrawl"
+(cd "$WORK" && "$VPY" -m scrapy startproject refcrawl >/dev/null) || fail "scrapy startproject failed"
+PROJECT="$WORK/refcrawl"
+cp integrations/scrapy/e2e/reference_spider.py "$PROJECT/refcrawl/spiders/reference.py"
+cat >>"$PROJECT/refcrawl/settings.py" <<EOF
+
+# crawlkeeper (pip install ./integrations/scrapy)
+ITEM_PIPELINES = {"crawlkeeper_scrapy.CrawlkeeperPipeline": 300}
+CRAWLKEEPER_URL = "$API"
+CRAWLKEEPER_TOKEN = "$CRAWLER_TOKEN"
+CRAWLKEEPER_TARGET_FIELD = "url"
+EOF
+
+# crawl ROUND INSERTED CHANGED MIN_SENT: runs the project's spider through
+# the pipeline into serve and checks the pipeline's counters.
 crawl() {
-	(cd "$ROOT/integrations/scrapy" && PYTHONPATH=. "$PY" -m scrapy runspider e2e/reference_spider.py \
+	(cd "$PROJECT" && "$VPY" -m scrapy crawl debian-reference \
 		-a start="$WEB/index.en.html" \
-		-s CRAWLKEEPER_URL="$API" -s CRAWLKEEPER_TOKEN="$CRAWLER_TOKEN" \
-		-s CRAWLKEEPER_ROUND="$1" -s CRAWLKEEPER_TARGET_FIELD=url -s CRAWLKEEPER_BATCH=5 \
+		-s CRAWLKEEPER_ROUND="$1" -s CRAWLKEEPER_BATCH=5 \
 		-s LOG_LEVEL=INFO -s LOG_FILE="$WORK/scrapy-$1.log") || { tail -n 30 "$WORK/scrapy-$1.log"; fail "scrapy crawl of round $1 failed"; }
+	grep -A3 "Enabled item pipelines:" "$WORK/scrapy-$1.log" | grep -q "crawlkeeper_scrapy.CrawlkeeperPipeline" ||
+		fail "round $1: the project did not enable crawlkeeper_scrapy.CrawlkeeperPipeline (see $WORK/scrapy-$1.log)"
 	# The spider fetches its start page twice (start requests bypass
 	# Scrapy's duplicate filter and the page links to itself), so more items
 	# are sent than there are pages; crawlkeeper must count the extra

@@ -23,6 +23,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 	"github.com/crawlkeeper/crawlkeeper/pipeline"
 	"github.com/crawlkeeper/crawlkeeper/roaringmon"
 	"github.com/crawlkeeper/crawlkeeper/sqlite"
@@ -102,6 +103,7 @@ func envInt(name string, def int) int {
 // checkpoint. CRAWLKEEPER_CRASH_KILLS sets the number of kills (CI: 60),
 // CRAWLKEEPER_CRASH_SEED the seed.
 func TestCrashHarness(t *testing.T) {
+	longtest.Skip(t, "kills real processes")
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}

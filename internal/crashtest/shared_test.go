@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/jackc/pgx/v5"
 )
@@ -32,6 +33,7 @@ import (
 // check passes. CRAWLKEEPER_CRASH_SECONDS sets how long the kills go on
 // (default 10; CI: 60), CRAWLKEEPER_CRASH_SEED the seed.
 func TestTwoServesSharedMarks(t *testing.T) {
+	longtest.Skip(t, "kills real processes")
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/backends"
 	"github.com/crawlkeeper/crawlkeeper/internal/jsonlz"
+	"github.com/crawlkeeper/crawlkeeper/internal/longtest"
 	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 )
 
@@ -36,6 +37,7 @@ import (
 // delivery's latest version is present — in the active records, in the
 // archive, or in a purge export — and `crawlkeeper check` passes.
 func TestTorture(t *testing.T) {
+	longtest.Skip(t, "kills real processes on every store")
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}

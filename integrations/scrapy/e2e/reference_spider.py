@@ -1,7 +1,8 @@
 """A small real spider for the end-to-end test: it crawls a static copy of
 Debian's reference manual (package debian-reference-en) and yields one item
-per HTML page. Run it with `scrapy runspider` and the crawlkeeper pipeline
-enabled (see e2e.sh next to it)."""
+per HTML page. e2e.sh copies it into the spiders/ folder of a project made
+by `scrapy startproject`, whose settings.py enables the crawlkeeper
+pipeline as a user's would."""
 
 import urllib.parse
 
@@ -12,7 +13,6 @@ from scrapy.http import HtmlResponse
 class ReferenceSpider(scrapy.Spider):
     name = "debian-reference"
     custom_settings = {
-        "ITEM_PIPELINES": {"crawlkeeper_scrapy.CrawlkeeperPipeline": 900},
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
@@ -21,7 +21,7 @@ class ReferenceSpider(scrapy.Spider):
     def __init__(self, start=None, **kwargs):
         super().__init__(**kwargs)
         if not start:
-            raise ValueError("give the first page: scrapy runspider reference_spider.py -a start=http://127.0.0.1:PORT/index.en.html")
+            raise ValueError("give the first page: scrapy crawl debian-reference -a start=http://127.0.0.1:PORT/index.en.html")
         self.start_urls = [start]
         self.allowed_domains = [urllib.parse.urlparse(start).hostname]
 
