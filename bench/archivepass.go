@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -68,12 +67,31 @@ func runArchivePass(ctx context.Context, opts *Options, setup CommandSetup) ([]R
 	}
 	cutoff := strconv.FormatInt(Now.Add(-archivePassMaxAge).UnixMicro(), 10)
 	now := strconv.FormatInt(Now.UnixMicro(), 10)
-	ck := func(dry bool) (int, time.Duration, int64, error) {
+	rssFile := filepath.Join(dir, "rss")
+	ck := func(dry, measureRSS bool) (int, time.Duration, int64, error) {
 		args := []string{"archive", "--store", url, "--config", config, "--now", Now.Format(time.RFC3339), "--json"}
 		if dry {
 			args = append(args, "--dry-run")
 		}
-		out, d, rss, err := wallTimeRSS(ctx, setup.Crawlkeeper, args...)
+		// Memory is taken on runs of their own, through the minimal
+		// program (rawcli rss), which starts the command from a small
+		// process: a process forked from this one is charged this one's
+		// memory until it execs. Those runs are not timed.
+		var out []byte
+		var d time.Duration
+		var err error
+		var rss int64
+		if measureRSS {
+			out, _, err = wallTime(ctx, minimal, append([]string{"rss", rssFile, setup.Crawlkeeper}, args...)...)
+			if err == nil {
+				var b []byte
+				if b, err = os.ReadFile(rssFile); err == nil {
+					rss, err = strconv.ParseInt(string(b), 10, 64)
+				}
+			}
+		} else {
+			out, d, err = wallTime(ctx, setup.Crawlkeeper, args...)
+		}
 		if err != nil {
 			return 0, d, rss, err
 		}
@@ -119,12 +137,11 @@ func runArchivePass(ctx context.Context, opts *Options, setup CommandSetup) ([]R
 		opts.progress("archive_pass_ms", round, archivePassRuns+1)
 		steps := []func() error{
 			func() error {
-				n, d, rss, err := ck(true)
+				n, d, _, err := ck(true, false)
 				if err == nil && due >= 0 && n != due {
 					err = fmt.Errorf("archive_pass_dry_ms: the dry run counts %d records, the raw selection %d", n, due)
 				}
 				dries = append(dries, d)
-				peak = max(peak, rss)
 				return err
 			},
 			func() error {
@@ -134,12 +151,11 @@ func runArchivePass(ctx context.Context, opts *Options, setup CommandSetup) ([]R
 				return err
 			},
 			func() error {
-				n, d, rss, err := ck(false)
+				n, d, _, err := ck(false, false)
 				if err == nil && n != due {
 					err = fmt.Errorf("archive_pass_ms: the pass moved %d records, the raw selection finds %d", n, due)
 				}
 				passes = append(passes, d)
-				peak = max(peak, rss)
 				if err == nil {
 					err = restore()
 				}
@@ -169,6 +185,17 @@ func runArchivePass(ctx context.Context, opts *Options, setup CommandSetup) ([]R
 			}
 		}
 	}
+	// Peak memory of a real pass and of a dry run.
+	for _, dry := range []bool{false, true} {
+		_, _, rss, err := ck(dry, true)
+		if err != nil {
+			return nil, err
+		}
+		peak = max(peak, rss)
+		if err := restore(); err != nil {
+			return nil, err
+		}
+	}
 	// The first round warms the caches and is not counted.
 	drop1 := func(ds []time.Duration) []time.Duration { return ds[1:] }
 	mk := func(name string, value, base []time.Duration, limit float64, limitNote string) Result {
@@ -191,14 +218,6 @@ func runArchivePass(ctx context.Context, opts *Options, setup CommandSetup) ([]R
 		mk("archive_pass_dry_ms", dries, rawDries, limit, note),
 		rss,
 	}, nil
-}
-
-// wallTimeRSS is wallTime that also returns the process's peak resident
-// memory, in kilobytes (0 where the system does not say).
-func wallTimeRSS(ctx context.Context, path string, args ...string) ([]byte, time.Duration, int64, error) {
-	cmd := exec.CommandContext(ctx, path, args...)
-	out, d, err := runTimed(cmd)
-	return out, d, peakRSS(cmd.ProcessState), err
 }
 
 func trimSpace(b []byte) []byte {

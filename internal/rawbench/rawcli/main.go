@@ -15,6 +15,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
@@ -47,8 +49,11 @@ func run(ctx context.Context, args []string) error {
 	if engine.count == nil {
 		return errors.New("built without an engine: build with -tags sqlite, postgres or mysql")
 	}
+	if len(args) >= 3 && args[0] == "rss" {
+		return runRSS(args[1], args[2], args[3:])
+	}
 	if len(args) < 2 || (args[0] != "count" && args[0] != "search" && args[0] != "archive") {
-		return errors.New("usage: rawcli count URL | rawcli search URL [-phrase] [-source S] [-limit N] WORD... | rawcli archive URL [-dry] CUTOFF NOW")
+		return errors.New("usage: rawcli count URL | rawcli search URL [-phrase] [-source S] [-limit N] WORD... | rawcli archive URL [-dry] CUTOFF NOW | rawcli rss FILE PROGRAM ARG...")
 	}
 	url := args[1]
 	if args[0] == "archive" {
@@ -116,4 +121,21 @@ func pick(cols []string, vals []any) hit {
 		}
 	}
 	return h
+}
+
+// runRSS runs a program with the standard streams passed through and
+// writes its peak resident memory in kilobytes to file. A process forked
+// from a big one (the benchmark) is charged the parent's memory until it
+// execs, so the benchmark measures its commands' memory through this
+// small program instead.
+func runRSS(file, program string, args []string) error {
+	cmd := exec.Command(program, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		if werr := os.WriteFile(file, []byte(strconv.FormatInt(maxRSS(cmd.ProcessState), 10)), 0o644); werr != nil {
+			return werr
+		}
+	}
+	return err
 }
