@@ -48,7 +48,15 @@ package mongodb
 // A changed record's previous version is written to history before the
 // record itself. A crash between the two leaves a history entry whose
 // version is not below the record's version; History and Check ignore
-// such entries, and the next change of the record overwrites them.
+// such entries, and the next change of the record overwrites them —
+// unless a rekey merge wrote the entry, which only a merge overwrites.
+//
+// # Merges
+//
+// A rekey merge (rekey.go) locks its records with move intents of kind
+// rekey and marks each one (merging: the merge's id) at the rev it read;
+// every conditional write to a record also requires it unmarked, and a
+// writer that meets a mark settles the merge before it tries again.
 
 import (
 	"context"
@@ -87,8 +95,9 @@ type Store struct {
 	wc         *writeconcern.WriteConcern
 
 	active, archive, history, moves *mongo.Collection
-	// rekeys holds the intents of key changes and merges (rekey.go).
-	rekeys *mongo.Collection
+	// rekeys holds the intents of key changes and merges, staged the
+	// documents a merge writes once committed (rekey.go).
+	rekeys, staged *mongo.Collection
 	// deliveries holds the per-source delivery counters (ingest.go).
 	deliveries                          *mongo.Collection
 	keys                                *mongo.Collection
@@ -108,6 +117,9 @@ type Store struct {
 	// "archive:copied", "archive:deleted", and the same for "active");
 	// an error stops the move there, as a crash would. Tests only.
 	crashAt func(step string) error
+	// clock, when set, is the time of rekey intents and of their
+	// staleness (rekey.go). Tests only.
+	clock func() time.Time
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
@@ -164,7 +176,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		client: client, db: db, where: where, durability: durability, wc: co.WriteConcern,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
 		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
-		moves: db.Collection("moves"), rekeys: db.Collection("rekeys"), deliveries: db.Collection("deliveries"), keys: db.Collection("keys"), state: db.Collection("state"),
+		moves: db.Collection("moves"), rekeys: db.Collection("rekeys"), staged: db.Collection("rekey_staged"), deliveries: db.Collection("deliveries"), keys: db.Collection("keys"), state: db.Collection("state"),
 		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
 		monTargets: db.Collection("monitor_targets"), monLog: db.Collection("monitor_log"),
 		monSnaps: db.Collection("monitor_snapshots"), monParts: db.Collection("monitor_parts"),
@@ -176,6 +188,10 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 	// Only stale intents: a younger one may belong to a move another
 	// process is running, or be a purge's tombstone (see Purge).
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if err := s.repairRekeys(ctx, s.staleBefore()); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -254,6 +270,7 @@ func (s *Store) indexSets() []indexSet {
 		{s.deadLetters, []indexSpec{ix(false, "at", "_id")}},
 		{s.monTargets, []indexSpec{ix(true, "name")}},
 		{s.monParts, []indexSpec{ix(false, "v")}},
+		{s.staged, []indexSpec{ix(false, "intent", "n")}},
 	}
 }
 

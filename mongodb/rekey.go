@@ -2,8 +2,11 @@ package mongodb
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -14,17 +17,67 @@ import (
 
 // # Re-keying without transactions
 //
-// A key change touches the record and two key claims; a merge touches
+// A key change touches one record and two key claims; a merge touches
 // every record of its group, their history and key claims, and the
-// journal. Each is described in full by an intent document in the rekeys
-// collection, inserted before the first write and removed after the last.
-// Every step of an intent is idempotent (replacements, upserts and deletes
-// by id; the journal entry's sequence number is taken before the intent is
-// written), so the repair — run at the start of every RewriteKeys and
-// MergeRecords call and by Check — rolls an interrupted intent forward:
-// rerunning rekey after a crash completes what the crash stopped, and no
-// record or version is lost, because the intent holds the merged record
-// and its whole history until they are written.
+// journal. Both are described by intent documents in the rekeys
+// collection, written before their first write.
+//
+// Key changes: a page's changes share one intent. For each, the new key
+// is claimed in the keys collection — a claim held by another record, or
+// by an id reserved too recently to tell whether its record is still
+// being inserted, leaves the change out — no other record may have the
+// key in active or archive, and the record is updated only in the state
+// it was read in and while no merge holds it. The claims the records no
+// longer need are released and the intent removed; the repair settles an
+// intent a crashed run left the same way once it is staleIntent old.
+//
+// Merges: one intent each, which goes through phases.
+//
+//   - planned: the intent is written with the rev of each record of the
+//     group as read. The survivor's final document and the merged history
+//     are staged in rekey_staged, a document each, never in the intent
+//     (which would pass MongoDB's 16 MiB document limit for a large
+//     group). The group is locked against moves (move intents of kind
+//     rekey), the survivor's new key is claimed (a claim held by a record
+//     of the group is taken over, and the claim notes from whom), and each
+//     record is marked (merging: the intent's id, rev incremented) only at
+//     the rev read. Last, no record outside the group may have the key.
+//     When any of this fails — a record changed or is being moved, the key
+//     is held outside the group — the merge is rolled back and reported as
+//     not applied.
+//   - committed: set only while the intent is still planned, so a
+//     rollback by another process (below) and the commit exclude each
+//     other. From here the merge is rolled forward: history, victims,
+//     survivor, key claims, the survivor's older history, journal, locks.
+//     Each step is conditioned on the marks — the survivor is replaced,
+//     and the victims deleted, only while they carry the intent's mark —
+//     so a step run again after a crash, or by two processes at once,
+//     never undoes a write made after it.
+//   - aborting: a rollback in progress: unmark, give the claim back,
+//     unlock, delete the staged documents and the intent.
+//   - done: finished. The intent stays for staleIntent as a tombstone: an
+//     ingest that read a victim before the mark may still write that
+//     victim's history after the merge deleted it, and the repair deletes
+//     such late entries (as a purge's tombstone does).
+//
+// No other writer changes a marked document: ingest's conditional updates
+// and the event, processing and search writes filter on the mark's
+// absence, and moves cannot lock a record a merge has locked (and check,
+// once locked, that it is still as they read it). History entries a merge
+// writes carry its id, and ingest never overwrites one: an ingest that
+// read the survivor before the mark fails with a conflict instead of
+// replacing a merged version with a stale one. An ingest that meets a
+// mark, or a key a merge claimed, settles the intent — rolls a committed
+// one forward, a planned one older than staleIntent (its process is
+// presumed dead) back — and tries again, so a crashed rekey never blocks
+// a delivery for longer than that.
+//
+// The repair — at the start of every RewriteKeys and MergeRecords call,
+// by Open and by Check — rolls committed and aborting intents forward or
+// back whatever their age, planned ones and key changes once they are
+// stale, and deletes staged documents whose intent is gone; Check also
+// clears marks whose intent is gone (left by a process that kept working
+// after its planned intent was rolled back for it, then crashed).
 
 var _ crawlkeeper.RekeyStore = (*Store)(nil)
 
@@ -34,6 +87,18 @@ const (
 	rekeyMerge = "merge"
 )
 
+// Phases of a merge intent (see the notes above).
+const (
+	phasePlanned   = "planned"
+	phaseCommitted = "committed"
+	phaseAborting  = "aborting"
+	phaseDone      = "done"
+)
+
+// unmarked is the filter term of a write that must not touch a document a
+// merge holds.
+var unmarked = bson.E{Key: "merging", Value: bson.D{{Key: "$exists", Value: false}}}
+
 // keyChangeDoc is one key change of an intent.
 type keyChangeDoc struct {
 	ID  int64  `bson:"id"`
@@ -41,108 +106,100 @@ type keyChangeDoc struct {
 	New string `bson:"new"`
 }
 
+// mergeMember is one record of a merge's group as the merge read it.
+type mergeMember struct {
+	ID       int64 `bson:"id"`
+	Archived bool  `bson:"archived"`
+	// Rev is the rev read; the mark makes it Rev+1.
+	Rev int64  `bson:"rev"`
+	Key string `bson:"key"`
+}
+
 // rekeyIntent describes a key change or a merge in progress.
 type rekeyIntent struct {
 	ID   string `bson:"_id"`
 	Kind string `bson:"kind"`
-	At   int64  `bson:"at"`
+	// At is when the intent was written (a done merge: when it finished),
+	// in Unix microseconds of the store's clock.
+	At int64 `bson:"at"`
+	// IDs are the records involved, so that ingest finds the intents of
+	// the records it meets.
+	IDs []int64 `bson:"ids"`
 	// Changes are the key changes of a rekeyKeys intent.
 	Changes []keyChangeDoc `bson:"changes,omitempty"`
-	// A merge: the survivor's final document, the ids and old keys of the
-	// group, the survivor's whole history, and the journal entry with the
-	// sequence number taken for it.
-	Survivor   *recordDoc   `bson:"survivor,omitempty"`
-	Group      []int64      `bson:"group,omitempty"`
-	OldKeys    []string     `bson:"old_keys,omitempty"`
-	History    []historyDoc `bson:"history,omitempty"`
-	JournalSeq int64        `bson:"journal_seq,omitempty"`
-	JournalAt  int64        `bson:"journal_at,omitempty"`
-	Journal    []byte       `bson:"journal,omitempty"`
+
+	// A merge: its phase, the survivor's id, final key and table, the
+	// group, the first version of the merged history and how many entries
+	// are staged, and the journal entry with the sequence number taken
+	// for it.
+	Phase      string        `bson:"phase,omitempty"`
+	SurvivorID int64         `bson:"survivor_id,omitempty"`
+	Key        string        `bson:"key,omitempty"`
+	ToArchive  bool          `bson:"to_archive,omitempty"`
+	Members    []mergeMember `bson:"members,omitempty"`
+	First      int64         `bson:"first,omitempty"`
+	Staged     int           `bson:"staged,omitempty"`
+	JournalSeq int64         `bson:"journal_seq,omitempty"`
+	JournalAt  int64         `bson:"journal_at,omitempty"`
+	Journal    []byte        `bson:"journal,omitempty"`
 }
 
-// RewriteKeys implements crawlkeeper.RekeyStore. For each change the new
-// key is claimed, the record updated only in the state it was read in,
-// and the claim it no longer needs released, under one intent.
-func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange) ([]int64, error) {
-	done := []int64{}
-	if len(changes) == 0 {
-		return done, nil
-	}
-	if err := s.repairRekeys(ctx); err != nil {
-		return nil, err
-	}
-	in := &rekeyIntent{ID: fmt.Sprintf("keys:%d:%d", changes[0].State.ID, time.Now().UnixNano()), Kind: rekeyKeys, At: time.Now().UnixMicro()}
-	for _, c := range changes {
-		r, err := s.Get(ctx, c.State.ID)
-		if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		in.Changes = append(in.Changes, keyChangeDoc{ID: c.State.ID, Old: r.Key, New: c.Key})
-	}
-	if len(in.Changes) == 0 {
-		return done, nil
-	}
-	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
-		return nil, s.wrap("rewrite keys", err)
-	}
-	if err := s.step("rekey:intent"); err != nil {
-		return nil, err
-	}
-	old := map[int64]string{}
-	for _, c := range in.Changes {
-		old[c.ID] = c.Old
-	}
-	var conflict error
-	for _, c := range changes {
-		oldKey, ok := old[c.State.ID]
-		if !ok {
-			continue
-		}
-		if err := s.claimKey(ctx, c.Key, c.State.ID); err != nil {
-			if crawlkeeper.ErrorCode(err) == crawlkeeper.ECONFLICT {
-				conflict = err
-				break
-			}
-			return nil, err
-		}
-		if err := s.step("rekey:claimed"); err != nil {
-			return nil, err
-		}
-		filter := bson.D{{Key: "_id", Value: c.State.ID}, {Key: "version", Value: c.State.Version}, {Key: "last_updated_at", Value: c.State.LastUpdatedAt.UnixMicro()}}
-		update := bson.D{{Key: "$set", Value: bson.D{{Key: "key", Value: c.Key}, {Key: "key_parts", Value: nonNil(c.KeyParts)}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}
-		res, err := s.collection(c.Archived).UpdateOne(ctx, filter, update)
-		if err != nil {
-			return nil, s.wrap("rewrite key of record "+itoa(c.State.ID), err)
-		}
-		if res.ModifiedCount == 1 {
-			done = append(done, c.State.ID)
-		}
-		if err := s.step("rekey:updated"); err != nil {
-			return nil, err
-		}
-		if oldKey == c.Key {
-			continue
-		}
-		// Release the claim the record no longer needs: the old key when
-		// the key changed, the new one when the record had moved on.
-		release := oldKey
-		if res.ModifiedCount != 1 {
-			release = c.Key
-		}
-		if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: release}, {Key: "id", Value: c.State.ID}}); err != nil {
-			return nil, s.wrap("rewrite keys", err)
+func (in *rekeyIntent) member(id int64) mergeMember {
+	for _, m := range in.Members {
+		if m.ID == id {
+			return m
 		}
 	}
-	if err := s.finishKeyIntent(ctx, in); err != nil {
-		return nil, err
+	return mergeMember{ID: id}
+}
+
+// victims returns the ids of the group the merge deletes, by table.
+func (in *rekeyIntent) victims() (all []int64, byTable map[bool][]int64) {
+	byTable = map[bool][]int64{}
+	for _, m := range in.Members {
+		if m.ID != in.SurvivorID {
+			all = append(all, m.ID)
+			byTable[m.Archived] = append(byTable[m.Archived], m.ID)
+		}
 	}
-	if conflict != nil {
-		return nil, conflict
+	return all, byTable
+}
+
+// stagedDoc is one document a merge stages: the survivor's final
+// document (N is -1) or the N-th entry of the merged history.
+type stagedDoc struct {
+	ID       string      `bson:"_id"`
+	Intent   string      `bson:"intent"`
+	N        int         `bson:"n"`
+	Survivor *recordDoc  `bson:"survivor,omitempty"`
+	History  *historyDoc `bson:"history,omitempty"`
+}
+
+// claimDoc is a key claim (see the package notes). Rekey is set while a
+// merge holds the claim for its survivor, and From when the merge took it
+// over from a record of its group, to give it back on a rollback.
+type claimDoc struct {
+	Key   string `bson:"_id"`
+	ID    int64  `bson:"id"`
+	Rekey string `bson:"rekey,omitempty"`
+	From  int64  `bson:"from,omitempty"`
+}
+
+func (s *Store) now() time.Time {
+	if s.clock != nil {
+		return s.clock()
 	}
-	return done, nil
+	return time.Now()
+}
+
+// staleBefore is the time before which an intent's process is presumed
+// dead.
+func (s *Store) staleBefore() time.Time { return s.now().Add(-staleIntent) }
+
+func newToken() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func nonNil(xs []string) []string {
@@ -159,37 +216,246 @@ func (s *Store) collection(archived bool) *mongo.Collection {
 	return s.active
 }
 
-// claimKey claims key for record id. A claim held by another record that
-// still exists is a conflict; a claim left by a record that no longer
-// exists is taken over.
-func (s *Store) claimKey(ctx context.Context, key string, id int64) error {
-	_, err := s.keys.InsertOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "id", Value: id}})
-	if err == nil || !mongo.IsDuplicateKeyError(err) {
-		return s.wrap("claim key", err)
+// RewriteKeys implements crawlkeeper.RekeyStore. For each change the new
+// key is claimed, the record updated only in the state it was read in,
+// and the claim it no longer needs released, under one intent. A change
+// whose key another record holds, active or archived, is left out.
+func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange) ([]int64, error) {
+	done := []int64{}
+	if len(changes) == 0 {
+		return done, nil
 	}
-	var k struct {
-		ID int64 `bson:"id"`
+	if err := s.repairRekeys(ctx, s.staleBefore()); err != nil {
+		return nil, err
 	}
-	if err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&k); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return s.claimKey(ctx, key, id)
+	in := &rekeyIntent{ID: fmt.Sprintf("keys:%d:%s", changes[0].State.ID, newToken()), Kind: rekeyKeys, At: s.now().UnixMicro()}
+	for _, c := range changes {
+		r, err := s.Get(ctx, c.State.ID)
+		if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
+			continue
 		}
-		return s.wrap("claim key", err)
-	}
-	if k.ID == id {
-		return nil
-	}
-	for _, c := range []*mongo.Collection{s.active, s.archive} {
-		n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: k.ID}})
 		if err != nil {
-			return s.wrap("claim key", err)
+			return nil, err
 		}
-		if n > 0 {
-			return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: fmt.Sprintf("key %s is held by record %d; run rekey again", key, k.ID)}
+		in.Changes = append(in.Changes, keyChangeDoc{ID: c.State.ID, Old: r.Key, New: c.Key})
+		in.IDs = append(in.IDs, c.State.ID)
+	}
+	if len(in.Changes) == 0 {
+		return done, nil
+	}
+	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
+		return nil, s.wrap("rewrite keys", err)
+	}
+	if err := s.step("rekey:intent"); err != nil {
+		return nil, err
+	}
+	old := map[int64]string{}
+	for _, c := range in.Changes {
+		old[c.ID] = c.Old
+	}
+	for _, c := range changes {
+		oldKey, ok := old[c.State.ID]
+		if !ok {
+			continue
+		}
+		applied, err := s.rewriteKey(ctx, c, oldKey)
+		if err != nil {
+			return nil, err
+		}
+		if applied {
+			done = append(done, c.State.ID)
 		}
 	}
-	_, err = s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "id", Value: k.ID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "id", Value: id}}}})
-	return s.wrap("claim key", err)
+	if err := s.finishKeyIntent(ctx, in); err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// rewriteKey applies one key change and reports whether it applied.
+func (s *Store) rewriteKey(ctx context.Context, c crawlkeeper.KeyChange, oldKey string) (bool, error) {
+	id := c.State.ID
+	if oldKey != c.Key {
+		held, err := s.claimKey(ctx, c.Key, id)
+		if err != nil {
+			return false, err
+		}
+		if held {
+			return false, nil
+		}
+	}
+	if err := s.step("rekey:claimed"); err != nil {
+		return false, err
+	}
+	// A record that has the key without a claim (stored before claims
+	// existed) holds it too.
+	others, err := s.keyHolders(ctx, c.Key, []int64{id})
+	if err != nil {
+		return false, s.wrap("rewrite keys", err)
+	}
+	applied := false
+	if others == 0 {
+		filter := bson.D{{Key: "_id", Value: id}, {Key: "version", Value: c.State.Version}, {Key: "last_updated_at", Value: c.State.LastUpdatedAt.UnixMicro()}, unmarked}
+		update := bson.D{{Key: "$set", Value: bson.D{{Key: "key", Value: c.Key}, {Key: "key_parts", Value: nonNil(c.KeyParts)}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}
+		res, err := s.collection(c.Archived).UpdateOne(ctx, filter, update)
+		switch {
+		case mongo.IsDuplicateKeyError(err):
+			// The unique index: a record that took the key meanwhile.
+		case err != nil:
+			return false, s.wrap("rewrite key of record "+itoa(id), err)
+		default:
+			applied = res.MatchedCount == 1
+		}
+	}
+	if err := s.step("rekey:updated"); err != nil {
+		return false, err
+	}
+	if oldKey == c.Key {
+		return applied, nil
+	}
+	// Release the claim the record no longer needs: the old key when the
+	// key changed, the new one when the change was left out.
+	release := oldKey
+	if !applied {
+		release = c.Key
+	}
+	if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: release}, {Key: "id", Value: id}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
+		return false, s.wrap("rewrite keys", err)
+	}
+	return applied, nil
+}
+
+// keyHolders counts the records other than except that have key, active
+// or archived.
+func (s *Store) keyHolders(ctx context.Context, key string, except []int64) (int64, error) {
+	var n int64
+	for _, c := range []*mongo.Collection{s.active, s.archive} {
+		k, err := c.CountDocuments(ctx, bson.D{{Key: "key", Value: key}, {Key: "_id", Value: bson.D{{Key: "$nin", Value: except}}}})
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// claimKey claims key for record id and reports whether another record
+// holds it. A claim left by a record that no longer exists, or by a
+// merge rolled back, is released first (see releaseLeftClaim).
+func (s *Store) claimKey(ctx context.Context, key string, id int64) (bool, error) {
+	for try := 0; try < 4; try++ {
+		_, err := s.keys.InsertOne(ctx, claimDoc{Key: key, ID: id})
+		if err == nil {
+			return false, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return false, s.wrap("claim key", err)
+		}
+		c, err := s.readClaim(ctx, key)
+		if err != nil {
+			return false, s.wrap("claim key", err)
+		}
+		if c == nil {
+			continue
+		}
+		if c.ID == id && c.Rekey == "" {
+			return false, nil
+		}
+		released, err := s.releaseLeftClaim(ctx, c)
+		if err != nil {
+			return false, s.wrap("claim key", err)
+		}
+		if !released {
+			return true, nil
+		}
+	}
+	return true, nil
+}
+
+// readClaim returns the claim of key, nil when it has none.
+func (s *Store) readClaim(ctx context.Context, key string) (*claimDoc, error) {
+	var c claimDoc
+	err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&c)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// releaseLeftClaim changes a claim that no live writer needs and reports
+// whether it did: a merge's claim whose intent is gone or finished goes
+// back to the state before the merge (or becomes a plain claim of its
+// holder, when the holder has the key), and a plain claim whose record
+// exists in neither table is deleted — unless its id was reserved less
+// than staleIntent ago, since an ingest claims a new record's key before
+// it inserts the record.
+func (s *Store) releaseLeftClaim(ctx context.Context, c *claimDoc) (bool, error) {
+	if c.Rekey != "" {
+		var in rekeyIntent
+		err := s.rekeys.FindOne(ctx, bson.D{{Key: "_id", Value: c.Rekey}}).Decode(&in)
+		if err == nil && in.Phase != phaseDone {
+			return false, nil
+		}
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return false, err
+		}
+		holder, err := s.getOne(ctx, bson.D{{Key: "_id", Value: c.ID}}, "record "+itoa(c.ID))
+		if err != nil && crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
+			return false, err
+		}
+		if holder != nil && holder.Key == c.Key {
+			_, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: c.Key}, {Key: "rekey", Value: c.Rekey}},
+				bson.D{{Key: "$unset", Value: bson.D{{Key: "rekey", Value: ""}, {Key: "from", Value: ""}}}})
+			return err == nil, err
+		}
+		return true, s.releaseMergeClaim(ctx, c.Key, c.Rekey)
+	}
+	exists, err := s.recordExists(ctx, c.ID)
+	if err != nil || exists {
+		return false, err
+	}
+	young, err := s.reservedRecently(ctx, c.ID)
+	if err != nil || young {
+		return false, err
+	}
+	res, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: c.Key}, {Key: "id", Value: c.ID}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}})
+	if err != nil {
+		return false, err
+	}
+	return res.DeletedCount == 1, nil
+}
+
+// recordExists reports whether record id is active or archived.
+func (s *Store) recordExists(ctx context.Context, id int64) (bool, error) {
+	for _, c := range []*mongo.Collection{s.active, s.archive} {
+		n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+		if err != nil || n > 0 {
+			return n > 0, err
+		}
+	}
+	return false, nil
+}
+
+// reservedRecently reports whether id was reserved (takeIDs) less than
+// staleIntent ago. Reservations older than ten minutes are deleted now
+// and then, so one not found is old.
+func (s *Store) reservedRecently(ctx context.Context, id int64) (bool, error) {
+	var r struct {
+		Last int64 `bson:"last"`
+		At   int64 `bson:"at"`
+	}
+	err := s.recordIDs.FindOne(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$lte", Value: id}}}},
+		options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}})).Decode(&r)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return r.Last >= id && r.At >= s.staleBefore().UnixMicro(), nil
 }
 
 // finishKeyIntent settles the claims of a key-change intent — each record
@@ -212,7 +478,8 @@ func (s *Store) finishKeyIntent(ctx context.Context, in *rekeyIntent) error {
 			if k == has {
 				continue
 			}
-			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "id", Value: c.ID}}); err != nil {
+			// A claim a merge holds for the record is the merge's to settle.
+			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "id", Value: c.ID}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
 				return s.wrap("rewrite keys", err)
 			}
 		}
@@ -221,11 +488,10 @@ func (s *Store) finishKeyIntent(ctx context.Context, in *rekeyIntent) error {
 	return s.wrap("rewrite keys", err)
 }
 
-// MergeRecords implements crawlkeeper.RekeyStore: for each merge in turn
-// the group is read, and when every record is in the state the merge was
-// decided on (and none is being moved), an intent with the merged record
-// and history is written and rolled forward (see the notes at the top of
-// this file).
+// MergeRecords implements crawlkeeper.RekeyStore: each merge in turn is
+// planned, committed and rolled forward under its own intent (see the
+// notes at the top of this file), or rolled back and reported as not
+// applied when its group changed or its key is held outside the group.
 func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) ([]bool, error) {
 	applied := make([]bool, len(ms))
 	if len(ms) == 0 {
@@ -236,7 +502,7 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			return nil, err
 		}
 	}
-	if err := s.repairRekeys(ctx); err != nil {
+	if err := s.repairRekeys(ctx, s.staleBefore()); err != nil {
 		return nil, err
 	}
 	for i, m := range ms {
@@ -249,9 +515,16 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 	return applied, nil
 }
 
-// mergeOne applies one merge under its own intent.
+// mergeOne applies one merge and reports whether it applied.
 func (s *Store) mergeOne(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
 	ids := m.IDs()
+	members, ok, err := s.readGroup(ctx, m)
+	if err != nil || !ok {
+		return false, err
+	}
+	// Read-only checks first, so that a merge bound to fail writes
+	// nothing: a record of the group being moved, the key held outside
+	// the group. The protocol checks them again under its locks.
 	moving, err := s.moving(ctx, ids)
 	if err != nil {
 		return false, s.wrap("merge", err)
@@ -259,25 +532,66 @@ func (s *Store) mergeOne(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, 
 	if len(moving) > 0 {
 		return false, nil
 	}
+	if held, err := s.heldOutside(ctx, m.Survivor.Key, ids); err != nil || held {
+		return false, s.wrap("merge", err)
+	}
+	seq, err := s.takeIDs(ctx, s.journalSeq, 1)
+	if err != nil {
+		return false, s.wrap("merge", err)
+	}
+	in := &rekeyIntent{ID: fmt.Sprintf("merge:%d:%s", m.Survivor.ID, newToken()), Kind: rekeyMerge, At: s.now().UnixMicro(), IDs: ids,
+		Phase: phasePlanned, SurvivorID: m.Survivor.ID, Key: m.Survivor.Key, ToArchive: m.Survivor.Archived(), Members: members,
+		First: m.Survivor.Version - int64(len(m.History)), Staged: len(m.History),
+		JournalSeq: seq, JournalAt: m.At.UnixMicro(), Journal: m.JournalBody()}
+	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
+		return false, s.wrap("merge", err)
+	}
+	if err := s.step("merge:planned"); err != nil {
+		return false, err
+	}
+	committed, err := s.planMerge(ctx, in, m)
+	if err != nil || !committed {
+		return false, err
+	}
+	if err := s.rollForward(ctx, in); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// readGroup reads the records of m's group and returns them as members
+// when every one is in the state m was decided on, in one table, and not
+// held by another merge (a mark met is settled, and the merge left for
+// the next run).
+func (s *Store) readGroup(ctx context.Context, m *crawlkeeper.RekeyMerge) ([]mergeMember, bool, error) {
+	ids := m.IDs()
 	type state struct {
 		archived bool
 		doc      *recordDoc
 	}
 	cur := map[int64]state{}
-	var rev int64
+	var marks []markRef
 	for _, archived := range []bool{false, true} {
 		docs, err := findDocs(ctx, s.collection(archived), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-			options.Find().SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "last_updated_at", Value: 1}, {Key: "rev", Value: 1}}))
+			options.Find().SetProjection(bson.D{{Key: "key", Value: 1}, {Key: "version", Value: 1}, {Key: "last_updated_at", Value: 1}, {Key: "rev", Value: 1}, {Key: "merging", Value: 1}}))
 		if err != nil {
-			return false, s.wrap("merge", err)
+			return nil, false, s.wrap("merge", err)
 		}
 		for _, d := range docs {
 			if _, dup := cur[d.ID]; dup {
-				return false, nil // in both collections: a move in flight
+				return nil, false, nil // in both tables: a move in flight
 			}
 			cur[d.ID] = state{archived: archived, doc: d}
-			rev = max(rev, d.Rev)
+			if d.Merging != "" {
+				marks = append(marks, markRef{archived: archived, id: d.ID, intent: d.Merging})
+			}
 		}
+	}
+	if len(marks) > 0 {
+		if _, err := s.settleMarks(ctx, marks); err != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
 	}
 	if !m.Holds(func(id int64) (bool, int64, time.Time, bool) {
 		st, ok := cur[id]
@@ -286,129 +600,535 @@ func (s *Store) mergeOne(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, 
 		}
 		return st.archived, st.doc.Version, crawlkeeper.MicrosTime(st.doc.LastUpdatedAt), true
 	}) {
-		return false, nil
+		return nil, false, nil
 	}
-	seq, err := s.takeIDs(ctx, s.journalSeq, 1)
-	if err != nil {
-		return false, s.wrap("merge", err)
+	members := make([]mergeMember, len(ids))
+	for i, id := range ids {
+		st := cur[id]
+		members[i] = mergeMember{ID: id, Archived: st.archived, Rev: st.doc.Rev, Key: st.doc.Key}
 	}
-	in := &rekeyIntent{ID: fmt.Sprintf("merge:%d", m.Survivor.ID), Kind: rekeyMerge, At: time.Now().UnixMicro(),
-		Survivor: toDoc(m.Survivor, rev+1), Group: ids, JournalSeq: seq, JournalAt: m.At.UnixMicro(), Journal: m.JournalBody()}
-	for _, f := range m.From {
-		in.OldKeys = append(in.OldKeys, f.Key)
+	return members, true, nil
+}
+
+// heldOutside reports whether a record outside group has key or holds
+// its claim.
+func (s *Store) heldOutside(ctx context.Context, key string, group []int64) (bool, error) {
+	n, err := s.keyHolders(ctx, key, group)
+	if err != nil || n > 0 {
+		return n > 0, err
 	}
-	for _, h := range m.History {
-		in.History = append(in.History, historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version,
-			Item: h.Item, ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()})
-	}
-	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
-		if mongo.IsDuplicateKeyError(err) {
-			return false, nil // another process merges into the survivor
-		}
-		return false, s.wrap("merge", err)
-	}
-	if err := s.step("merge:intent"); err != nil {
+	c, err := s.readClaim(ctx, key)
+	if err != nil || c == nil {
 		return false, err
 	}
-	if err := s.finishMerge(ctx, in); err != nil {
+	for _, id := range group {
+		if c.ID == id {
+			return false, nil
+		}
+	}
+	return s.recordExists(ctx, c.ID)
+}
+
+// planMerge takes a planned intent through staging, locks, the claim and
+// the marks to committed, and reports whether it got there; otherwise the
+// merge is rolled back. A crash (a step's error) stops it where it is.
+func (s *Store) planMerge(ctx context.Context, in *rekeyIntent, m *crawlkeeper.RekeyMerge) (bool, error) {
+	staged := make([]any, 0, len(m.History)+1)
+	staged = append(staged, &stagedDoc{ID: in.ID + ":s", Intent: in.ID, N: -1, Survivor: toDoc(m.Survivor, in.member(in.SurvivorID).Rev+2)})
+	for i, h := range m.History {
+		staged = append(staged, &stagedDoc{ID: fmt.Sprintf("%s:h:%d", in.ID, i), Intent: in.ID, N: i, History: &historyDoc{
+			ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item, ContentHash: h.ContentHash,
+			ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro(), Merge: in.ID}})
+	}
+	// The driver splits the insert into commands that fit the server's
+	// message size.
+	if _, err := s.staged.InsertMany(ctx, staged); err != nil {
+		return false, s.wrap("merge: stage", err)
+	}
+	if err := s.step("merge:staged"); err != nil {
+		return false, err
+	}
+	locks := make([]any, len(in.IDs))
+	for i, id := range in.IDs {
+		locks[i] = intentDoc{ID: id, To: toRekey, At: in.At, Rekey: in.ID}
+	}
+	if _, err := s.moves.InsertMany(ctx, locks, options.InsertMany().SetOrdered(false)); err != nil {
+		if _, ok := duplicateIndexes(err); !ok {
+			return false, s.wrap("merge: lock", err)
+		}
+		return false, s.rollBack(ctx, in) // a record is being moved
+	}
+	if err := s.step("merge:locked"); err != nil {
+		return false, err
+	}
+	claimed, err := s.claimForMerge(ctx, in)
+	if err != nil {
+		return false, err
+	}
+	if !claimed {
+		return false, s.rollBack(ctx, in)
+	}
+	if err := s.step("merge:claimed"); err != nil {
+		return false, err
+	}
+	for _, archived := range []bool{false, true} {
+		var models []mongo.WriteModel
+		for _, mb := range in.Members {
+			if mb.Archived == archived {
+				models = append(models, mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: mb.ID}, {Key: "rev", Value: mb.Rev}, unmarked}).
+					SetUpdate(bson.D{{Key: "$set", Value: bson.D{{Key: "merging", Value: in.ID}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}))
+			}
+		}
+		if len(models) == 0 {
+			continue
+		}
+		res, err := bulkChunks(ctx, s.collection(archived), models)
+		if err != nil {
+			return false, s.wrap("merge: mark", err)
+		}
+		if res.MatchedCount != int64(len(models)) {
+			return false, s.rollBack(ctx, in) // a record changed since it was read
+		}
+	}
+	if err := s.step("merge:marked"); err != nil {
+		return false, err
+	}
+	// Under the claim no new record can take the key; one stored without
+	// a claim (before claims existed) still holds it.
+	if n, err := s.keyHolders(ctx, in.Key, in.IDs); err != nil || n > 0 {
+		if err != nil {
+			return false, s.wrap("merge", err)
+		}
+		return false, s.rollBack(ctx, in)
+	}
+	res, err := s.rekeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phasePlanned}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "phase", Value: phaseCommitted}}}})
+	if err != nil {
+		return false, s.wrap("merge: commit", err)
+	}
+	if res.MatchedCount == 0 {
+		// Another process found the intent stale and rolls it back.
+		return false, s.rollBack(ctx, in)
+	}
+	in.Phase = phaseCommitted
+	if err := s.step("merge:committed"); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// finishMerge writes a merge intent's every step and removes the intent.
-// Each step is idempotent, so it also rolls an interrupted merge forward.
-func (s *Store) finishMerge(ctx context.Context, in *rekeyIntent) error {
-	d := in.Survivor
-	var victims []int64
-	for _, id := range in.Group {
-		if id != d.ID {
-			victims = append(victims, id)
+// claimForMerge claims the survivor's key for it and reports whether it
+// holds it: a claim of the survivor's own is kept as it is, one held by a
+// record of the group is taken over (noting from whom), one left over
+// (releaseLeftClaim) is released first, and one held by any other record
+// means the merge must not apply.
+func (s *Store) claimForMerge(ctx context.Context, in *rekeyIntent) (bool, error) {
+	group := make(map[int64]bool, len(in.IDs))
+	for _, id := range in.IDs {
+		group[id] = true
+	}
+	plain := bson.E{Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}
+	for try := 0; try < 4; try++ {
+		_, err := s.keys.InsertOne(ctx, claimDoc{Key: in.Key, ID: in.SurvivorID, Rekey: in.ID})
+		if err == nil {
+			return true, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return false, s.wrap("merge: claim", err)
+		}
+		c, err := s.readClaim(ctx, in.Key)
+		if err != nil {
+			return false, s.wrap("merge: claim", err)
+		}
+		switch {
+		case c == nil:
+			continue
+		case c.Rekey == in.ID:
+			return true, nil
+		case c.Rekey == "" && c.ID == in.SurvivorID:
+			return true, nil
+		case c.Rekey == "" && group[c.ID]:
+			res, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.Key}, {Key: "id", Value: c.ID}, plain},
+				bson.D{{Key: "$set", Value: bson.D{{Key: "id", Value: in.SurvivorID}, {Key: "rekey", Value: in.ID}, {Key: "from", Value: c.ID}}}})
+			if err != nil {
+				return false, s.wrap("merge: claim", err)
+			}
+			if res.MatchedCount == 1 {
+				return true, nil
+			}
+		default:
+			released, err := s.releaseLeftClaim(ctx, c)
+			if err != nil {
+				return false, s.wrap("merge: claim", err)
+			}
+			if !released {
+				return false, nil
+			}
 		}
 	}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"history", func() error {
-			if len(in.History) == 0 {
-				return nil
-			}
-			models := make([]mongo.WriteModel, len(in.History))
-			for i, h := range in.History {
-				models[i] = mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: h.ID}}).SetReplacement(h).SetUpsert(true)
-			}
-			_, err := bulkChunks(ctx, s.history, models)
-			return err
-		}},
-		{"victims", func() error {
-			for _, c := range []*mongo.Collection{s.active, s.archive} {
-				if _, err := c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-		{"survivor", func() error {
-			to, other := s.active, s.archive
-			if d.ArchivedAt != nil {
-				to, other = s.archive, s.active
-			}
-			if _, err := other.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}}); err != nil {
-				return err
-			}
-			_, err := to.ReplaceOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, d, options.Replace().SetUpsert(true))
-			return err
-		}},
-		{"keys", func() error {
-			if _, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.Key}}, bson.D{{Key: "$set", Value: bson.D{{Key: "id", Value: d.ID}}}}, options.UpdateOne().SetUpsert(true)); err != nil {
-				return err
-			}
-			for _, k := range in.OldKeys {
-				if k == d.Key {
-					continue
-				}
-				if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "id", Value: bson.D{{Key: "$in", Value: in.Group}}}}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-		{"old history", func() error {
-			if len(victims) > 0 {
-				if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
-					return err
-				}
-			}
-			first := d.Version - int64(len(in.History))
-			_, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: d.ID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: first}}}})
-			return err
-		}},
-		{"journal", func() error {
-			_, err := s.journal.InsertOne(ctx, bson.D{{Key: "_id", Value: in.JournalSeq}, {Key: "kind", Value: crawlkeeper.RekeyJournal},
-				{Key: "at", Value: in.JournalAt}, {Key: "body", Value: in.Journal}})
-			if mongo.IsDuplicateKeyError(err) {
-				return nil // written before a crash
-			}
-			return err
-		}},
-	}
-	for _, st := range steps {
-		if err := st.run(); err != nil {
-			return s.wrap("merge into record "+itoa(d.ID)+": "+st.name, err)
-		}
-		if err := s.step("merge:" + st.name); err != nil {
-			return err
-		}
-	}
-	_, err := s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}})
-	return s.wrap("merge", err)
+	return false, nil
 }
 
-// repairRekeys rolls forward every rekey intent a crashed process left.
-// A rekey run is one process; intents of one still running elsewhere are
-// rolled forward too, which is harmless because every step is idempotent.
-func (s *Store) repairRekeys(ctx context.Context) error {
+// releaseMergeClaim gives back the claim of key that merge intent took:
+// to the record it was taken from, or deletes it.
+func (s *Store) releaseMergeClaim(ctx context.Context, key, intent string) error {
+	c, err := s.readClaim(ctx, key)
+	if err != nil || c == nil || c.Rekey != intent {
+		return err
+	}
+	filter := bson.D{{Key: "_id", Value: key}, {Key: "rekey", Value: intent}}
+	if c.From != 0 {
+		_, err = s.keys.UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: "id", Value: c.From}}},
+			{Key: "$unset", Value: bson.D{{Key: "rekey", Value: ""}, {Key: "from", Value: ""}}}})
+	} else {
+		_, err = s.keys.DeleteOne(ctx, filter)
+	}
+	return err
+}
+
+// rollBack undoes a planned merge: the intent turns aborting (only from
+// planned, so never after a commit), the marks, claim and locks go, then
+// the staged documents and the intent. Every step is conditioned on the
+// intent's id, so it also cleans up after a process that went on working
+// once its intent had been rolled back for it.
+func (s *Store) rollBack(ctx context.Context, in *rekeyIntent) error {
+	res, err := s.rekeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: bson.D{{Key: "$in", Value: bson.A{phasePlanned, phaseAborting}}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "phase", Value: phaseAborting}}}})
+	if err != nil {
+		return s.wrap("merge: roll back", err)
+	}
+	if res.MatchedCount == 0 {
+		var cur rekeyIntent
+		err := s.rekeys.FindOne(ctx, bson.D{{Key: "_id", Value: in.ID}}).Decode(&cur)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			// Rolled back already: clean up whatever was written since.
+		case err != nil:
+			return s.wrap("merge: roll back", err)
+		case cur.Phase == phaseCommitted:
+			return s.rollForward(ctx, &cur)
+		default:
+			return nil
+		}
+	}
+	if err := s.step("merge:aborting"); err != nil {
+		return err
+	}
+	for _, archived := range []bool{false, true} {
+		var models []mongo.WriteModel
+		for _, mb := range in.Members {
+			if mb.Archived == archived {
+				models = append(models, unmarkModel(mb.ID, in.ID))
+			}
+		}
+		if _, err := bulkChunks(ctx, s.collection(archived), models); err != nil {
+			return s.wrap("merge: roll back", err)
+		}
+	}
+	if err := s.step("merge:unmarked"); err != nil {
+		return err
+	}
+	if err := s.releaseMergeClaim(ctx, in.Key, in.ID); err != nil {
+		return s.wrap("merge: roll back", err)
+	}
+	if _, err := s.moves.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in.IDs}}}, {Key: "rekey", Value: in.ID}}); err != nil {
+		return s.wrap("merge: roll back", err)
+	}
+	if err := s.step("merge:released"); err != nil {
+		return err
+	}
+	if _, err := s.staged.DeleteMany(ctx, bson.D{{Key: "intent", Value: in.ID}}); err != nil {
+		return s.wrap("merge: roll back", err)
+	}
+	_, err = s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}})
+	return s.wrap("merge: roll back", err)
+}
+
+// unmarkModel removes intent's mark from document id, counting the write
+// in rev.
+func unmarkModel(id int64, intent string) mongo.WriteModel {
+	return mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "merging", Value: intent}}).
+		SetUpdate(bson.D{{Key: "$unset", Value: bson.D{{Key: "merging", Value: ""}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+}
+
+// rollForward writes a committed merge's every step and marks it done.
+// Each step is conditioned on the marks or idempotent, so it also
+// finishes a merge another process stopped, and two processes may run it
+// at once.
+func (s *Store) rollForward(ctx context.Context, in *rekeyIntent) error {
+	what := "merge into record " + itoa(in.SurvivorID)
+	sm := in.member(in.SurvivorID)
+	from, to := s.collection(sm.Archived), s.collection(in.ToArchive)
+	survivorMarked := func() (bool, error) {
+		n, err := from.CountDocuments(ctx, bson.D{{Key: "_id", Value: in.SurvivorID}, {Key: "merging", Value: in.ID}})
+		return n > 0, err
+	}
+	marked, err := survivorMarked()
+	if err != nil {
+		return s.wrap(what, err)
+	}
+	// The merged history, while the survivor is still marked: once it is
+	// replaced, ingest may trim its history, which a rewrite would bring
+	// back. The entries carry the merge's id, so an ingest that read the
+	// survivor before the mark cannot overwrite them.
+	if marked && in.Staged > 0 {
+		if err := s.copyStagedHistory(ctx, in); err != nil {
+			return s.wrap(what+": history", err)
+		}
+	}
+	if err := s.step("merge:history"); err != nil {
+		return err
+	}
+	// The victims go before the survivor is written: one of them may have
+	// the survivor's new key, in the table the survivor is written to.
+	// Their content is in the staged survivor and history meanwhile.
+	victims, byTable := in.victims()
+	for archived, ids := range byTable {
+		if _, err := s.collection(archived).DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}, {Key: "merging", Value: in.ID}}); err != nil {
+			return s.wrap(what+": victims", err)
+		}
+	}
+	if err := s.step("merge:victims"); err != nil {
+		return err
+	}
+	if marked {
+		if err := s.writeSurvivor(ctx, in, from, to, survivorMarked); err != nil {
+			return s.wrap(what+": survivor", err)
+		}
+	}
+	if err := s.step("merge:survivor"); err != nil {
+		return err
+	}
+	for _, mb := range in.Members {
+		if mb.Key == in.Key {
+			continue
+		}
+		if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: mb.Key}, {Key: "id", Value: mb.ID}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
+			return s.wrap(what+": keys", err)
+		}
+	}
+	if _, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.Key}, {Key: "rekey", Value: in.ID}},
+		bson.D{{Key: "$unset", Value: bson.D{{Key: "rekey", Value: ""}, {Key: "from", Value: ""}}}}); err != nil {
+		return s.wrap(what+": keys", err)
+	}
+	if err := s.step("merge:keys"); err != nil {
+		return err
+	}
+	if len(victims) > 0 {
+		if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
+			return s.wrap(what+": old history", err)
+		}
+	}
+	// The survivor's entries below the merged history; those above are
+	// the merged ones or written by ingest after the merge.
+	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in.SurvivorID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: in.First}}}}); err != nil {
+		return s.wrap(what+": old history", err)
+	}
+	if err := s.step("merge:old history"); err != nil {
+		return err
+	}
+	_, err = s.journal.InsertOne(ctx, bson.D{{Key: "_id", Value: in.JournalSeq}, {Key: "kind", Value: crawlkeeper.RekeyJournal},
+		{Key: "at", Value: in.JournalAt}, {Key: "body", Value: in.Journal}})
+	if err != nil && !mongo.IsDuplicateKeyError(err) { // a duplicate: written before a crash
+		return s.wrap(what+": journal", err)
+	}
+	if err := s.step("merge:journal"); err != nil {
+		return err
+	}
+	if _, err := s.moves.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in.IDs}}}, {Key: "rekey", Value: in.ID}}); err != nil {
+		return s.wrap(what+": unlock", err)
+	}
+	if err := s.step("merge:unlocked"); err != nil {
+		return err
+	}
+	if _, err := s.rekeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phaseCommitted}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "phase", Value: phaseDone}, {Key: "at", Value: s.now().UnixMicro()}}}}); err != nil {
+		return s.wrap(what, err)
+	}
+	if _, err := s.staged.DeleteMany(ctx, bson.D{{Key: "intent", Value: in.ID}}); err != nil {
+		return s.wrap(what, err)
+	}
+	return s.step("merge:done")
+}
+
+// copyStagedHistory upserts a merge's staged history entries into the
+// history, a bulk write of bulkChunk entries at a time.
+func (s *Store) copyStagedHistory(ctx context.Context, in *rekeyIntent) error {
+	cur, err := s.staged.Find(ctx, bson.D{{Key: "intent", Value: in.ID}, {Key: "n", Value: bson.D{{Key: "$gte", Value: 0}}}},
+		options.Find().SetSort(bson.D{{Key: "intent", Value: 1}, {Key: "n", Value: 1}}).SetBatchSize(bulkChunk))
+	if err != nil {
+		return err
+	}
+	defer cur.Close(ctx)
+	var models []mongo.WriteModel
+	flush := func() error {
+		_, err := bulkChunks(ctx, s.history, models)
+		models = models[:0]
+		return err
+	}
+	for cur.Next(ctx) {
+		var d stagedDoc
+		if err := cur.Decode(&d); err != nil {
+			return err
+		}
+		if d.History == nil {
+			continue
+		}
+		models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: d.History.ID}}).SetReplacement(d.History).SetUpsert(true))
+		if len(models) == bulkChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return err
+	}
+	return flush()
+}
+
+// writeSurvivor replaces the marked survivor with its staged final
+// document: in place when it stays in its table, otherwise inserted into
+// the other and the marked copy deleted (a crash in between leaves both,
+// under the merge's lock, and reads prefer the active one, the new).
+func (s *Store) writeSurvivor(ctx context.Context, in *rekeyIntent, from, to *mongo.Collection, marked func() (bool, error)) error {
+	var st stagedDoc
+	if err := s.staged.FindOne(ctx, bson.D{{Key: "_id", Value: in.ID + ":s"}}).Decode(&st); err != nil {
+		return fmt.Errorf("read the staged survivor: %w", err)
+	}
+	heldErr := func(err error) error {
+		return fmt.Errorf("key %s is held by a record outside the merge, which took it without a claim: %w", in.Key, err)
+	}
+	if from == to {
+		_, err := from.ReplaceOne(ctx, bson.D{{Key: "_id", Value: in.SurvivorID}, {Key: "merging", Value: in.ID}}, st.Survivor)
+		if mongo.IsDuplicateKeyError(err) {
+			return heldErr(err)
+		}
+		return err
+	}
+	// Only while the marked copy is there: once it is gone, another
+	// process finished this step and the record may have moved since.
+	if ok, err := marked(); err != nil || !ok {
+		return err
+	}
+	if _, err := to.InsertOne(ctx, st.Survivor); err != nil {
+		if !mongo.IsDuplicateKeyError(err) {
+			return err
+		}
+		n, cerr := to.CountDocuments(ctx, bson.D{{Key: "_id", Value: in.SurvivorID}})
+		if cerr != nil {
+			return cerr
+		}
+		if n == 0 {
+			return heldErr(err)
+		}
+		// Inserted before a crash, or by another process.
+	}
+	_, err := from.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.SurvivorID}, {Key: "merging", Value: in.ID}})
+	return err
+}
+
+// markRef is a marked document met by a reader.
+type markRef struct {
+	archived bool
+	id       int64
+	intent   string
+}
+
+// settleMarks settles the intents of marks a reader met (settleIntent);
+// a mark whose intent is gone or done is left over and removed. It
+// reports whether anything changed, so that reading again may find the
+// records free.
+func (s *Store) settleMarks(ctx context.Context, marks []markRef) (bool, error) {
+	byIntent := map[string][]markRef{}
+	for _, m := range marks {
+		byIntent[m.intent] = append(byIntent[m.intent], m)
+	}
+	progressed := false
+	for id, ms := range byIntent {
+		var in rekeyIntent
+		err := s.rekeys.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&in)
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return false, s.wrap("settle a rekey merge", err)
+		}
+		if err == nil && in.Phase != phaseDone {
+			p, err := s.settleIntent(ctx, &in, s.staleBefore())
+			if err != nil {
+				return false, err
+			}
+			progressed = progressed || p
+			continue
+		}
+		for _, m := range ms {
+			if _, err := s.collection(m.archived).UpdateOne(ctx, bson.D{{Key: "_id", Value: m.id}, {Key: "merging", Value: id}},
+				bson.D{{Key: "$unset", Value: bson.D{{Key: "merging", Value: ""}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}); err != nil {
+				return false, s.wrap("clear a left-over merge mark", err)
+			}
+		}
+		progressed = true
+	}
+	return progressed, nil
+}
+
+// settleRecords settles the rekey intents that involve any of ids, as a
+// writer does that found them held, and reports whether anything changed.
+func (s *Store) settleRecords(ctx context.Context, ids []int64) (bool, error) {
+	cur, err := s.rekeys.Find(ctx, bson.D{{Key: "ids", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return false, s.wrap("settle rekey intents", err)
+	}
+	var intents []*rekeyIntent
+	if err := cur.All(ctx, &intents); err != nil {
+		return false, s.wrap("settle rekey intents", err)
+	}
+	progressed := false
+	for _, in := range intents {
+		p, err := s.settleIntent(ctx, in, s.staleBefore())
+		if err != nil {
+			return false, err
+		}
+		progressed = progressed || p
+	}
+	return progressed, nil
+}
+
+// settleIntent takes an intent as far as a process other than its owner
+// may, and reports whether it did anything: a committed merge is rolled
+// forward and an aborting one back whatever their age; a planned merge
+// and a key change only once written before olderThan (their process is
+// presumed dead). A done merge is left to the repair.
+func (s *Store) settleIntent(ctx context.Context, in *rekeyIntent, olderThan time.Time) (bool, error) {
+	stale := olderThan.IsZero() || in.At < olderThan.UnixMicro()
+	switch in.Kind {
+	case rekeyKeys:
+		if !stale {
+			return false, nil
+		}
+		return true, s.finishKeyIntent(ctx, in)
+	case rekeyMerge:
+		switch in.Phase {
+		case phaseCommitted:
+			return true, s.rollForward(ctx, in)
+		case phaseAborting:
+			return true, s.rollBack(ctx, in)
+		case phasePlanned:
+			if !stale {
+				return false, nil
+			}
+			return true, s.rollBack(ctx, in)
+		case phaseDone:
+			return false, nil
+		}
+		return false, fmt.Errorf("rekey intent %s was written by an older crawlkeeper, which kept the merge in the intent: finish it by running `crawlkeeper check` with that version", in.ID)
+	}
+	return false, fmt.Errorf("repair rekey: unknown intent kind %q", in.Kind)
+}
+
+// repairRekeys settles every rekey intent (settleIntent, with olderThan;
+// zero settles every one), deletes the history written late for the
+// victims of done merges and the done intents written before olderThan,
+// and deletes staged documents whose intent is gone.
+func (s *Store) repairRekeys(ctx context.Context, olderThan time.Time) error {
 	cur, err := s.rekeys.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "at", Value: 1}}))
 	if err != nil {
 		return s.wrap("repair rekey", err)
@@ -417,18 +1137,88 @@ func (s *Store) repairRekeys(ctx context.Context) error {
 	if err := cur.All(ctx, &intents); err != nil {
 		return s.wrap("repair rekey", err)
 	}
+	before := int64(math.MaxInt64)
+	if !olderThan.IsZero() {
+		before = olderThan.UnixMicro()
+	}
 	for _, in := range intents {
-		switch in.Kind {
-		case rekeyKeys:
-			err = s.finishKeyIntent(ctx, in)
-		case rekeyMerge:
-			err = s.finishMerge(ctx, in)
-		default:
-			err = fmt.Errorf("repair rekey: unknown intent kind %q", in.Kind)
+		if in.Kind == rekeyMerge && in.Phase == phaseDone {
+			if err := s.buryMerge(ctx, in, in.At < before); err != nil {
+				return err
+			}
+			continue
 		}
-		if err != nil {
+		if _, err := s.settleIntent(ctx, in, olderThan); err != nil {
 			return err
 		}
 	}
+	return s.cleanStaged(ctx)
+}
+
+// buryMerge deletes the history an ingest that read a victim (or the
+// survivor) before the merge's mark wrote after the merge, and with
+// remove the done intent too.
+func (s *Store) buryMerge(ctx context.Context, in *rekeyIntent, remove bool) error {
+	victims, _ := in.victims()
+	if len(victims) > 0 {
+		if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
+			return s.wrap("repair rekey", err)
+		}
+	}
+	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in.SurvivorID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: in.First}}},
+		{Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
+		return s.wrap("repair rekey", err)
+	}
+	if !remove {
+		return nil
+	}
+	_, err := s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phaseDone}})
+	return s.wrap("repair rekey", err)
+}
+
+// cleanStaged deletes staged documents whose intent is gone or done (a
+// crash after the merge finished, or a process that staged after its
+// intent was rolled back for it).
+func (s *Store) cleanStaged(ctx context.Context) error {
+	var intents []string
+	if err := s.staged.Distinct(ctx, "intent", bson.D{}).Decode(&intents); err != nil {
+		return s.wrap("repair rekey", err)
+	}
+	for _, id := range intents {
+		n, err := s.rekeys.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}, {Key: "phase", Value: bson.D{{Key: "$ne", Value: phaseDone}}}})
+		if err != nil {
+			return s.wrap("repair rekey", err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := s.staged.DeleteMany(ctx, bson.D{{Key: "intent", Value: id}}); err != nil {
+			return s.wrap("repair rekey", err)
+		}
+	}
 	return nil
+}
+
+// clearLeftMarks removes the marks whose intent is gone or done, which a
+// process left that kept working after its planned intent was rolled back
+// for it. It reads every marked document, so only Check runs it.
+func (s *Store) clearLeftMarks(ctx context.Context) error {
+	var marks []markRef
+	for _, archived := range []bool{false, true} {
+		docs, err := findDocs(ctx, s.collection(archived), bson.D{{Key: "merging", Value: bson.D{{Key: "$exists", Value: true}}}},
+			options.Find().SetProjection(bson.D{{Key: "merging", Value: 1}}))
+		if err != nil {
+			return s.wrap("check merge marks", err)
+		}
+		for _, d := range docs {
+			marks = append(marks, markRef{archived: archived, id: d.ID, intent: d.Merging})
+		}
+	}
+	if len(marks) == 0 {
+		return nil
+	}
+	// Live intents are settled as far as their age allows; left-over
+	// marks go.
+	_, err := s.settleMarks(ctx, marks)
+	return err
 }
