@@ -223,6 +223,9 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	if len(cand) == 0 {
 		return moved, nil
 	}
+	if err := s.step("archive:planned"); err != nil {
+		return nil, err
+	}
 	locked, lockedAt, err := s.lockMoves(ctx, cand, toArchive)
 	if err != nil {
 		return nil, err
