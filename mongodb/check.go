@@ -119,7 +119,7 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
 		return nil, err
 	}
-	if err := s.repairRekeys(ctx, s.staleBefore()); err != nil {
+	if err := s.repairRekeys(ctx, s.staleBefore(), true); err != nil {
 		return nil, err
 	}
 	if err := s.clearLeftMarks(ctx); err != nil {

@@ -21,7 +21,7 @@ func RepairAll(s *Store) error {
 	if err := s.repair(ctx, time.Time{}); err != nil {
 		return err
 	}
-	if err := s.repairRekeys(ctx, time.Time{}); err != nil {
+	if err := s.repairRekeys(ctx, time.Time{}, true); err != nil {
 		return err
 	}
 	return s.clearLeftMarks(ctx)

@@ -393,7 +393,15 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 		holders = append(holders, k.ID)
 	}
 	if len(holders) > 0 {
-		return s.settled(s.settleRecords(ctx, holders))
+		// Held by records that exist: inserted meanwhile (read again), or
+		// held by a rekey, which is settled if it can be.
+		progressed, err := s.settleRecords(ctx, holders)
+		if err != nil {
+			return err
+		}
+		if progressed {
+			return errSettled
+		}
 	}
 	return errConflict
 }

@@ -56,9 +56,12 @@ import (
 //   - aborting: a rollback in progress: unmark, give the claim back,
 //     unlock, delete the staged documents and the intent.
 //   - done: finished. The intent stays for staleIntent as a tombstone: an
-//     ingest that read a victim before the mark may still write that
-//     victim's history after the merge deleted it, and the repair deletes
-//     such late entries (as a purge's tombstone does).
+//     ingest that read a victim (or the survivor) before the mark may
+//     still write that record's history after the merge deleted it, and
+//     the repair deletes such late entries (as a purge's tombstone does);
+//     Check buries them at once, and a later merge of the same records
+//     first, applying only if there were none (it was planned from a
+//     history that held them).
 //
 // No other writer changes a marked document: ingest's conditional updates
 // and the event, processing and search writes filter on the mark's
@@ -75,9 +78,10 @@ import (
 // The repair — at the start of every RewriteKeys and MergeRecords call,
 // by Open and by Check — rolls committed and aborting intents forward or
 // back whatever their age, planned ones and key changes once they are
-// stale, and deletes staged documents whose intent is gone; Check also
-// clears marks whose intent is gone (left by a process that kept working
-// after its planned intent was rolled back for it, then crashed).
+// stale, deletes done merges once stale, and deletes staged documents
+// whose intent is gone; Check also clears marks whose intent is gone
+// (left by a process that kept working after its planned intent was
+// rolled back for it, then crashed).
 
 var _ crawlkeeper.RekeyStore = (*Store)(nil)
 
@@ -225,7 +229,7 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 	if len(changes) == 0 {
 		return done, nil
 	}
-	if err := s.repairRekeys(ctx, s.staleBefore()); err != nil {
+	if err := s.repairRekeys(ctx, s.staleBefore(), false); err != nil {
 		return nil, err
 	}
 	in := &rekeyIntent{ID: fmt.Sprintf("keys:%d:%s", changes[0].State.ID, newToken()), Kind: rekeyKeys, At: s.now().UnixMicro()}
@@ -502,7 +506,7 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			return nil, err
 		}
 	}
-	if err := s.repairRekeys(ctx, s.staleBefore()); err != nil {
+	if err := s.repairRekeys(ctx, s.staleBefore(), false); err != nil {
 		return nil, err
 	}
 	for i, m := range ms {
@@ -518,6 +522,11 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 // mergeOne applies one merge and reports whether it applied.
 func (s *Store) mergeOne(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
 	ids := m.IDs()
+	// The history the merge was planned from must not hold an entry an
+	// earlier merge of these records left to be buried.
+	if late, err := s.buriedLate(ctx, ids); err != nil || late {
+		return false, err
+	}
 	members, ok, err := s.readGroup(ctx, m)
 	if err != nil || !ok {
 		return false, err
@@ -1124,56 +1133,96 @@ func (s *Store) settleIntent(ctx context.Context, in *rekeyIntent, olderThan tim
 	return false, fmt.Errorf("repair rekey: unknown intent kind %q", in.Kind)
 }
 
-// repairRekeys settles every rekey intent (settleIntent, with olderThan;
-// zero settles every one), deletes the history written late for the
-// victims of done merges and the done intents written before olderThan,
-// and deletes staged documents whose intent is gone.
-func (s *Store) repairRekeys(ctx context.Context, olderThan time.Time) error {
-	cur, err := s.rekeys.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "at", Value: 1}}))
+// repairRekeys settles every rekey intent that is not done
+// (settleIntent, with olderThan; zero settles every one), buries the done
+// merges written before olderThan (buryMerge) and deletes them, and
+// deletes staged documents whose intent is gone. With buryAll it buries
+// every done merge, however young (Check: a late entry is not history).
+func (s *Store) repairRekeys(ctx context.Context, olderThan time.Time, buryAll bool) error {
+	intents, err := s.findIntents(ctx, bson.D{{Key: "phase", Value: bson.D{{Key: "$ne", Value: phaseDone}}}})
 	if err != nil {
 		return s.wrap("repair rekey", err)
 	}
-	var intents []*rekeyIntent
-	if err := cur.All(ctx, &intents); err != nil {
-		return s.wrap("repair rekey", err)
+	for _, in := range intents {
+		if _, err := s.settleIntent(ctx, in, olderThan); err != nil {
+			return err
+		}
 	}
+	done := bson.D{{Key: "phase", Value: phaseDone}}
 	before := int64(math.MaxInt64)
 	if !olderThan.IsZero() {
 		before = olderThan.UnixMicro()
 	}
+	if !buryAll {
+		done = append(done, bson.E{Key: "at", Value: bson.D{{Key: "$lt", Value: before}}})
+	}
+	if intents, err = s.findIntents(ctx, done); err != nil {
+		return s.wrap("repair rekey", err)
+	}
 	for _, in := range intents {
-		if in.Kind == rekeyMerge && in.Phase == phaseDone {
-			if err := s.buryMerge(ctx, in, in.At < before); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := s.settleIntent(ctx, in, olderThan); err != nil {
+		if _, err := s.buryMerge(ctx, in, in.At < before); err != nil {
 			return err
 		}
 	}
 	return s.cleanStaged(ctx)
 }
 
-// buryMerge deletes the history an ingest that read a victim (or the
-// survivor) before the merge's mark wrote after the merge, and with
-// remove the done intent too.
-func (s *Store) buryMerge(ctx context.Context, in *rekeyIntent, remove bool) error {
+// findIntents returns the rekey intents that match filter, oldest first.
+func (s *Store) findIntents(ctx context.Context, filter bson.D) ([]*rekeyIntent, error) {
+	cur, err := s.rekeys.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "at", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var intents []*rekeyIntent
+	err = cur.All(ctx, &intents)
+	return intents, err
+}
+
+// buryMerge deletes the history that an ingest which read a victim (or
+// the survivor) before a done merge's mark wrote after the merge deleted
+// that history, and with remove the intent too. It reports whether it
+// deleted any entry.
+func (s *Store) buryMerge(ctx context.Context, in *rekeyIntent, remove bool) (bool, error) {
+	var n int64
 	victims, _ := in.victims()
 	if len(victims) > 0 {
-		if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
-			return s.wrap("repair rekey", err)
+		res, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}})
+		if err != nil {
+			return false, s.wrap("repair rekey", err)
+		}
+		n += res.DeletedCount
+	}
+	res, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in.SurvivorID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: in.First}}},
+		{Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}})
+	if err != nil {
+		return false, s.wrap("repair rekey", err)
+	}
+	n += res.DeletedCount
+	if remove {
+		if _, err := s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phaseDone}}); err != nil {
+			return false, s.wrap("repair rekey", err)
 		}
 	}
-	if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in.SurvivorID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: in.First}}},
-		{Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
-		return s.wrap("repair rekey", err)
+	return n > 0, nil
+}
+
+// buriedLate buries the done merges that involve any of ids (buryMerge)
+// and reports whether any late history was there: a merge planned from
+// a history that held such an entry must not apply.
+func (s *Store) buriedLate(ctx context.Context, ids []int64) (bool, error) {
+	intents, err := s.findIntents(ctx, bson.D{{Key: "phase", Value: phaseDone}, {Key: "ids", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return false, s.wrap("merge", err)
 	}
-	if !remove {
-		return nil
+	late := false
+	for _, in := range intents {
+		l, err := s.buryMerge(ctx, in, false)
+		if err != nil {
+			return false, err
+		}
+		late = late || l
 	}
-	_, err := s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phaseDone}})
-	return s.wrap("repair rekey", err)
+	return late, nil
 }
 
 // cleanStaged deletes staged documents whose intent is gone or done (a
