@@ -255,8 +255,8 @@ type indexSet struct {
 // indexSets lists the indexes of every collection: those the other
 // backends have, the unique key in each record collection, the archive
 // rules' columns with id (the order SelectDue walks), (source,
-// last_updated_at) for listings, and the history's (record_id, version).
-// The archive has the indexes of active, so that queries on the archive
+// last_updated_at) for listings, the history's (record_id, version), and
+// the lookups of rekey intents and staged documents. The archive has the indexes of active, so that queries on the archive
 // (by crawl time, key, source, and in mongosh) are as fast, plus
 // archived_at, which purges walk.
 func (s *Store) indexSets() []indexSet {
@@ -270,6 +270,10 @@ func (s *Store) indexSets() []indexSet {
 		{s.deadLetters, []indexSpec{ix(false, "at", "_id")}},
 		{s.monTargets, []indexSpec{ix(true, "name")}},
 		{s.monParts, []indexSpec{ix(false, "v")}},
+		// A done merge stays for a minute (rekey.go): a fast run keeps
+		// many, which each merge looks up by record and each repair by
+		// phase.
+		{s.rekeys, []indexSpec{ix(false, "ids"), ix(false, "phase", "at")}},
 		{s.staged, []indexSpec{ix(false, "intent", "n")}},
 	}
 }

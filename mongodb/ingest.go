@@ -234,27 +234,45 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	return res, nil
 }
 
-// writeHistory upserts history entries (an entry's _id is its record and
-// version, so writing one twice is harmless). An entry a rekey merge
-// wrote is never replaced: its version is below the record's, so only an
+// writeHistory writes history entries. An entry's _id is its record and
+// version, so an entry written again (by a batch run again, or left by an
+// ingest that stopped before writing its record) is replaced — unless a
+// rekey merge wrote it: its version is below the record's, so only an
 // ingest that read the record before the merge can reach it, and that
-// ingest gets a conflict (the upsert collides with the entry's _id).
+// ingest gets a conflict instead. New entries are inserted and only the
+// few that collide are replaced, conditionally: an upsert whose filter
+// names more than _id reads the whole collection on FerretDB.
 func (s *Store) writeHistory(ctx context.Context, hist []*crawlkeeper.HistoryEntry) error {
 	if len(hist) == 0 {
 		return nil
 	}
-	models := make([]mongo.WriteModel, 0, len(hist))
-	for _, h := range hist {
-		d := historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
+	docs := make([]any, len(hist))
+	for i, h := range hist {
+		docs[i] = &historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
 			ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()}
-		models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}, {Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}}).
-			SetReplacement(d).SetUpsert(true))
 	}
-	if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
-		if _, dup := duplicateIndexes(err); dup {
-			return fmt.Errorf("write history: %w", errConflict)
-		}
+	_, err := s.history.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return nil
+	}
+	dup, ok := duplicateIndexes(err)
+	if !ok {
 		return fmt.Errorf("write history: %w", err)
+	}
+	conflict := false
+	for i := range docs {
+		if !dup[i] {
+			continue
+		}
+		d := docs[i].(*historyDoc)
+		res, err := s.history.ReplaceOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}}, d)
+		if err != nil {
+			return fmt.Errorf("write history: %w", err)
+		}
+		conflict = conflict || res.MatchedCount == 0
+	}
+	if conflict {
+		return fmt.Errorf("write history: %w", errConflict)
 	}
 	return nil
 }
