@@ -191,7 +191,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	if err := s.repairRekeys(ctx, s.staleBefore(), false); err != nil {
+	if err := s.repairRekeys(ctx, s.staleBefore(), false); err != nil && !errors.Is(err, errOldIntent) {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}

@@ -657,6 +657,16 @@ func (s *Store) planMerge(ctx context.Context, in *rekeyIntent, m *crawlkeeper.R
 	if err := s.step("merge:staged"); err != nil {
 		return false, err
 	}
+	// Staging a large history takes a while, and a planned intent is
+	// presumed dead staleIntent after its time: the clock starts again.
+	in.At = s.now().UnixMicro()
+	res, err := s.rekeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phasePlanned}}, bson.D{{Key: "$set", Value: bson.D{{Key: "at", Value: in.At}}}})
+	if err != nil {
+		return false, s.wrap("merge", err)
+	}
+	if res.MatchedCount == 0 {
+		return false, s.rollBack(ctx, in) // rolled back for a dead process
+	}
 	locks := make([]any, len(in.IDs))
 	for i, id := range in.IDs {
 		locks[i] = intentDoc{ID: id, To: toRekey, At: in.At, Rekey: in.ID}
@@ -710,7 +720,7 @@ func (s *Store) planMerge(ctx context.Context, in *rekeyIntent, m *crawlkeeper.R
 		}
 		return false, s.rollBack(ctx, in)
 	}
-	res, err := s.rekeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phasePlanned}},
+	res, err = s.rekeys.UpdateOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phasePlanned}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "phase", Value: phaseCommitted}}}})
 	if err != nil {
 		return false, s.wrap("merge: commit", err)
@@ -1128,10 +1138,15 @@ func (s *Store) settleIntent(ctx context.Context, in *rekeyIntent, olderThan tim
 		case phaseDone:
 			return false, nil
 		}
-		return false, fmt.Errorf("rekey intent %s was written by an older crawlkeeper, which kept the merge in the intent: finish it by running `crawlkeeper check` with that version", in.ID)
+		return false, fmt.Errorf("%w: rekey intent %s kept the whole merge in itself; finish it by running `crawlkeeper check` with the version that wrote it", errOldIntent, in.ID)
 	}
 	return false, fmt.Errorf("repair rekey: unknown intent kind %q", in.Kind)
 }
+
+// errOldIntent marks a merge intent written by a version before merges
+// had phases. Open leaves it (ingest never meets one); rekey and Check
+// report it.
+var errOldIntent = errors.New("a merge was interrupted under an older crawlkeeper")
 
 // repairRekeys settles every rekey intent that is not done
 // (settleIntent, with olderThan; zero settles every one), buries the done
@@ -1143,8 +1158,11 @@ func (s *Store) repairRekeys(ctx context.Context, olderThan time.Time, buryAll b
 	if err != nil {
 		return s.wrap("repair rekey", err)
 	}
+	var old error
 	for _, in := range intents {
-		if _, err := s.settleIntent(ctx, in, olderThan); err != nil {
+		if _, err := s.settleIntent(ctx, in, olderThan); errors.Is(err, errOldIntent) {
+			old = err // the others are settled all the same
+		} else if err != nil {
 			return err
 		}
 	}
@@ -1164,7 +1182,10 @@ func (s *Store) repairRekeys(ctx context.Context, olderThan time.Time, buryAll b
 			return err
 		}
 	}
-	return s.cleanStaged(ctx)
+	if err := s.cleanStaged(ctx); err != nil {
+		return err
+	}
+	return old
 }
 
 // findIntents returns the rekey intents that match filter, oldest first.

@@ -666,3 +666,25 @@ func TestIngestSettlesCrashedMerge(t *testing.T) {
 		})
 	}
 }
+
+// TestOldMergeIntent leaves a merge intent as the version before phases
+// wrote it (the merge inside the intent): the store still opens and
+// ingests, and rekey and check say how to finish it.
+func TestOldMergeIntent(t *testing.T) {
+	ctx := context.Background()
+	u := testdb.MongoURL(t)
+	s := openCrash(t, u)
+	if _, err := s.Database().Collection("rekeys").InsertOne(ctx, bson.D{{Key: "_id", Value: "merge:1"}, {Key: "kind", Value: "merge"},
+		{Key: "at", Value: time.Now().UnixMicro()}, {Key: "group", Value: bson.A{int64(1), int64(2)}}}); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openCrash(t, u)
+	f := &rekeyFixture{t: t, s: s2, old: oldRules(t), cur: &crawlkeeper.Config{}, now: time.Now()}
+	f.deliver(f.old, "Page", pageUTM)
+	if _, err := s2.Check(ctx); err == nil || !strings.Contains(err.Error(), "older crawlkeeper") {
+		t.Fatalf("check with an old merge intent: %v", err)
+	}
+	if _, err := s2.MergeRecords(ctx, []*crawlkeeper.RekeyMerge{f.plan(1)}); err == nil || !strings.Contains(err.Error(), "crawlkeeper check") {
+		t.Fatalf("merge with an old merge intent: %v", err)
+	}
+}
