@@ -1013,6 +1013,13 @@ func (s *Store) copyStagedHistory(ctx context.Context, in *rekeyIntent) error {
 func (s *Store) writeSurvivor(ctx context.Context, in *rekeyIntent, from, to *mongo.Collection, marked func() (bool, error)) error {
 	var st stagedDoc
 	if err := s.staged.FindOne(ctx, bson.D{{Key: "_id", Value: in.ID + ":s"}}).Decode(&st); err != nil {
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			// Deleted once the merge was done: another process finished
+			// it since this one saw the survivor marked.
+			if ok, merr := marked(); merr != nil || !ok {
+				return merr
+			}
+		}
 		return fmt.Errorf("read the staged survivor: %w", err)
 	}
 	heldErr := func(err error) error {

@@ -688,3 +688,47 @@ func TestOldMergeIntent(t *testing.T) {
 		t.Fatalf("merge with an old merge intent: %v", err)
 	}
 }
+
+// TestLaggingRollForward lets another process finish a committed merge,
+// and a delivery update the survivor, while the merge's own process is
+// stopped at each step of its roll-forward: when it goes on, it must
+// neither fail nor undo the delivery.
+func TestLaggingRollForward(t *testing.T) {
+	for _, step := range []string{"merge:committed", "merge:history", "merge:victims", "merge:survivor", "merge:keys", "merge:old history", "merge:journal", "merge:unlocked"} {
+		t.Run(step, func(t *testing.T) {
+			for _, archived := range []bool{false, true} {
+				f := newRekeyFixture(t)
+				ctx := context.Background()
+				a := f.deliver(f.old, "Page", pageUTM)
+				b := f.deliver(f.old, "Page", pageSlash)
+				if archived {
+					// The survivor moves from the archive to active.
+					r := f.get(a)
+					if moved, err := f.s.Archive(ctx, []crawlkeeper.Move{{ID: a, Version: r.Version, LastUpdatedAt: r.LastUpdatedAt, Reason: crawlkeeper.ReasonManual}}, f.now); err != nil || len(moved) != 1 {
+						t.Fatalf("archive: %v %v", moved, err)
+					}
+				}
+				m := f.plan(a, b)
+				var last int
+				ran := hook(f.s, step, func() {
+					if err := mongodb.RepairAll(f.s); err != nil {
+						t.Fatal(err)
+					}
+					if id := f.deliver(f.cur, "Page", pageNew); id != a {
+						t.Fatalf("the delivery went to record %d, want the survivor %d", id, a)
+					}
+					last = f.n
+				})
+				if !f.merge(m) || !*ran {
+					t.Fatalf("merge not applied, or not stopped at %s", step)
+				}
+				mongodb.SetCrashAt(f.s, nil)
+				if r := f.get(a); !strings.Contains(string(r.Item), fmt.Sprintf(`"n":%d`, last)) || r.Archived() {
+					t.Fatalf("survivor after the lagging roll-forward: archived %v, item %s; want delivery %d", r.Archived(), r.Item, last)
+				}
+				f.settled()
+				f.contents(1)
+			}
+		})
+	}
+}
