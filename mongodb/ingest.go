@@ -365,6 +365,7 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 		return fmt.Errorf("claim keys: %w", err)
 	}
 	var holders []int64
+	released := false
 	for i, d := range docs {
 		r := d.(*recordDoc)
 		if !dup[i] {
@@ -388,9 +389,11 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 		if k.Rekey != "" {
 			// A merge's claim: settled with the merge, or left over.
 			c := &claimDoc{Key: r.Key, ID: k.ID, Rekey: k.Rekey, From: k.From}
-			if _, err := s.releaseLeftClaim(ctx, c); err != nil {
+			left, err := s.releaseLeftClaim(ctx, c)
+			if err != nil {
 				return fmt.Errorf("read key claim: %w", err)
 			}
+			released = released || left
 			holders = append(holders, k.ID)
 			continue
 		}
@@ -417,7 +420,7 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 		if err != nil {
 			return err
 		}
-		if progressed {
+		if progressed || released {
 			return errSettled
 		}
 	}

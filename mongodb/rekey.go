@@ -1257,11 +1257,25 @@ func (s *Store) buriedLate(ctx context.Context, ids []int64) (bool, error) {
 // crash after the merge finished, or a process that staged after its
 // intent was rolled back for it).
 func (s *Store) cleanStaged(ctx context.Context) error {
-	var intents []string
-	if err := s.staged.Distinct(ctx, "intent", bson.D{}).Decode(&intents); err != nil {
+	// A find rather than distinct, which FerretDB 1.24 refuses when the
+	// driver adds maxTimeMS (a context with a deadline).
+	cur, err := s.staged.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "intent", Value: 1}}))
+	if err != nil {
 		return s.wrap("repair rekey", err)
 	}
-	for _, id := range intents {
+	var docs []struct {
+		Intent string `bson:"intent"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return s.wrap("repair rekey", err)
+	}
+	seen := map[string]bool{}
+	for _, d := range docs {
+		id := d.Intent
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
 		n, err := s.rekeys.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}, {Key: "phase", Value: bson.D{{Key: "$ne", Value: phaseDone}}}})
 		if err != nil {
 			return s.wrap("repair rekey", err)

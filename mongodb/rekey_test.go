@@ -732,3 +732,59 @@ func TestLaggingRollForward(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftOverMergeState leaves what a process writes when it goes on
+// planning a merge after its intent was rolled back for it, then stops: a
+// mark, a merge's key claim, a lock and a staged document, all of an
+// intent that no longer exists. Deliveries must not be blocked by them,
+// and check and the repair must clear them.
+func TestLeftOverMergeState(t *testing.T) {
+	f := newRekeyFixture(t)
+	ctx := context.Background()
+	db := f.s.Database()
+	a := f.deliver(f.old, "Page", pageUTM)
+	b := f.deliver(f.old, "Page", pageSlash)
+	key := f.plan(a, b).Survivor.Key
+	const gone = "merge:1:gone"
+	for _, w := range []struct {
+		c   string
+		err error
+	}{
+		{"rekey_staged", func() error {
+			_, err := db.Collection("rekey_staged").InsertOne(ctx, bson.D{{Key: "_id", Value: gone + ":s"}, {Key: "intent", Value: gone}, {Key: "n", Value: -1}})
+			return err
+		}()},
+		{"active", func() error {
+			_, err := db.Collection("active").UpdateOne(ctx, bson.D{{Key: "_id", Value: a}},
+				bson.D{{Key: "$set", Value: bson.D{{Key: "merging", Value: gone}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
+			return err
+		}()},
+		{"moves", func() error {
+			_, err := db.Collection("moves").InsertOne(ctx, bson.D{{Key: "_id", Value: b}, {Key: "to", Value: "rekey"}, {Key: "at", Value: time.Now().Add(-time.Hour).UnixMicro()}, {Key: "rekey", Value: gone}})
+			return err
+		}()},
+		{"keys", func() error {
+			_, err := db.Collection("keys").InsertOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "id", Value: a}, {Key: "rekey", Value: gone}})
+			return err
+		}()},
+	} {
+		if w.err != nil {
+			t.Fatalf("%s: %v", w.c, w.err)
+		}
+	}
+	// A delivery of the new key, and one to the marked record.
+	c := f.deliver(f.cur, "Page", pageNew)
+	if id := f.deliver(f.old, "Page", pageUTM); id != a {
+		t.Fatalf("the delivery to record %d went to %d", a, id)
+	}
+	mustCheck(t, f.s)
+	if err := mongodb.RepairAll(f.s); err != nil {
+		t.Fatal(err)
+	}
+	f.settled()
+	f.rekey()
+	f.contents(1)
+	if r, err := f.s.GetByKey(ctx, key); err != nil || r.ID != a {
+		t.Fatalf("key %s: %+v %v, want record %d (merged with %d)", key, r, err, a, c)
+	}
+}
