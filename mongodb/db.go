@@ -114,8 +114,9 @@ type Store struct {
 	noTextIndex string
 
 	// crashAt, when set, runs after each step of a move ("archive:locked",
-	// "archive:copied", "archive:deleted", and the same for "active");
-	// an error stops the move there, as a crash would. Tests only.
+	// "archive:copied", "archive:deleted", and the same for "active"), of
+	// an ingest, a purge or a rekey ("merge:planned" and on, rekey.go);
+	// an error stops the write there, as a crash would. Tests only.
 	crashAt func(step string) error
 	// clock, when set, is the time of rekey intents and of their
 	// staleness (rekey.go). Tests only.
@@ -256,9 +257,10 @@ type indexSet struct {
 // backends have, the unique key in each record collection, the archive
 // rules' columns with id (the order SelectDue walks), (source,
 // last_updated_at) for listings, the history's (record_id, version), and
-// the lookups of rekey intents and staged documents. The archive has the indexes of active, so that queries on the archive
-// (by crawl time, key, source, and in mongosh) are as fast, plus
-// archived_at, which purges walk.
+// the lookups of rekey intents and staged documents. The archive has the
+// indexes of active, so that queries on the archive (by crawl time, key,
+// source, and in mongosh) are as fast, plus archived_at, which purges
+// walk.
 func (s *Store) indexSets() []indexSet {
 	records := []indexSpec{ix(true, "key"), ix(false, "crawled_at", "_id"), ix(false, "last_updated_at", "_id"),
 		ix(false, "event_at", "_id"), ix(false, "source", "last_updated_at")}
