@@ -95,6 +95,9 @@ const (
 	// finished, kept until the repair deletes history written late for
 	// it (see Purge). Its key claim is already released.
 	purged = "purged"
+	// toRekey locks a record of a rekey merge against moves (rekey.go);
+	// the merge releases it, and the repair only one whose merge is gone.
+	toRekey = "rekey"
 )
 
 // intentDoc marks a move in progress (see the package notes).
@@ -103,6 +106,8 @@ type intentDoc struct {
 	To string `bson:"to"`
 	// At is the wall-clock time the move started, in Unix microseconds.
 	At int64 `bson:"at"`
+	// Rekey is the merge intent of a toRekey lock.
+	Rekey string `bson:"rekey,omitempty"`
 }
 
 // lockMoves inserts move intents for ids and returns those it inserted
@@ -133,6 +138,32 @@ func (s *Store) lockMoves(ctx context.Context, ids []int64, to string) ([]int64,
 		}
 	}
 	return out, at, nil
+}
+
+// stillAsRead returns those of locked whose document in c still has the
+// rev read (rev) and no merge's mark, and unlocks the others. Before the
+// lock a merge may have changed or deleted a record (and released its
+// own lock); once a record is locked no merge can, as a merge locks its
+// records first.
+func (s *Store) stillAsRead(ctx context.Context, c *mongo.Collection, locked []int64, rev func(int64) int64, at int64) ([]int64, error) {
+	docs, err := findDocs(ctx, c, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: locked}}}},
+		options.Find().SetProjection(bson.D{{Key: "rev", Value: 1}, {Key: "merging", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	same := make(map[int64]bool, len(docs))
+	for _, d := range docs {
+		same[d.ID] = d.Rev == rev(d.ID) && d.Merging == ""
+	}
+	var keep, drop []int64
+	for _, id := range locked {
+		if same[id] {
+			keep = append(keep, id)
+		} else {
+			drop = append(drop, id)
+		}
+	}
+	return keep, s.unlockMoves(ctx, drop, at)
 }
 
 // unlockMoves deletes the intents lockMoves inserted at at for ids.
@@ -192,8 +223,14 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	if len(cand) == 0 {
 		return moved, nil
 	}
+	if err := s.step("archive:planned"); err != nil {
+		return nil, err
+	}
 	locked, lockedAt, err := s.lockMoves(ctx, cand, toArchive)
 	if err != nil {
+		return nil, err
+	}
+	if locked, err = s.stillAsRead(ctx, s.active, locked, func(id int64) int64 { return cur[id].Rev }, lockedAt); err != nil {
 		return nil, err
 	}
 	if len(locked) == 0 {
@@ -292,6 +329,9 @@ func (s *Store) moveToActive(ctx context.Context, recs []*crawlkeeper.Record, ol
 	locked, at, err := s.lockMoves(ctx, ids, toActive)
 	if err != nil || len(locked) == 0 {
 		return nil, err
+	}
+	if locked, err = s.stillAsRead(ctx, s.archive, locked, func(id int64) int64 { return oldRev[id] }, at); err != nil || len(locked) == 0 {
+		return []int64{}, err
 	}
 	if err := s.step("active:locked"); err != nil {
 		return nil, err
@@ -431,6 +471,17 @@ func (s *Store) buryTombstones(ctx context.Context, ids []int64) error {
 }
 
 func (s *Store) repairOne(ctx context.Context, in intentDoc) error {
+	if in.To == toRekey {
+		// A merge's lock: its merge releases it. One whose merge is gone
+		// (a process that locked after its intent was rolled back for
+		// it, then stopped) is left over.
+		n, err := s.rekeys.CountDocuments(ctx, bson.D{{Key: "_id", Value: in.Rekey}, {Key: "phase", Value: bson.D{{Key: "$ne", Value: phaseDone}}}})
+		if err != nil || n > 0 {
+			return err
+		}
+		_, err = s.moves.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "rekey", Value: in.Rekey}})
+		return err
+	}
 	revOf := func(c *mongo.Collection) (int64, bool, error) {
 		var d struct {
 			Rev int64 `bson:"rev"`
@@ -522,7 +573,7 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 	})
 	ok := map[sqlstore.IDVersion]bool{}
 	for _, u := range last {
-		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}, {Key: "version", Value: u.Version}},
+		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}, {Key: "version", Value: u.Version}, unmarked},
 			bson.D{{Key: "$set", Value: bson.D{{Key: "event_at", Value: sqlstore.Micros(u.EventAt)}, {Key: "date_errors", Value: nilIfEmpty(u.DateErrors)}}},
 				{Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
 		if err != nil {

@@ -110,15 +110,19 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 }
 
 // Check implements crawlkeeper.Store with the invariants of the other
-// stores. It first repairs moves abandoned for longer than staleIntent; a
-// record in both collections whose move is still in flight (it has an
-// intent) is not a violation, since every read resolves it to its active
-// copy. A missing index (see indexSets) is a violation too.
+// stores. It first repairs moves abandoned for longer than staleIntent and
+// settles rekey intents (repairRekeys, clearLeftMarks); a record in both
+// collections whose move or merge is still in flight (it has an intent or
+// a merge's lock) is not a violation, since every read resolves it to its
+// active copy. A missing index (see indexSets) is a violation too.
 func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
 		return nil, err
 	}
-	if err := s.repairRekeys(ctx); err != nil {
+	if err := s.repairRekeys(ctx, s.staleBefore(), true); err != nil {
+		return nil, err
+	}
+	if err := s.clearLeftMarks(ctx); err != nil {
 		return nil, err
 	}
 	rep := &crawlkeeper.CheckReport{Violations: []crawlkeeper.Violation{}}

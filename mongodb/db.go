@@ -48,7 +48,15 @@ package mongodb
 // A changed record's previous version is written to history before the
 // record itself. A crash between the two leaves a history entry whose
 // version is not below the record's version; History and Check ignore
-// such entries, and the next change of the record overwrites them.
+// such entries, and the next change of the record overwrites them —
+// unless a rekey merge wrote the entry, which only a merge overwrites.
+//
+// # Merges
+//
+// A rekey merge (rekey.go) locks its records with move intents of kind
+// rekey and marks each one (merging: the merge's id) at the rev it read;
+// every conditional write to a record also requires it unmarked, and a
+// writer that meets a mark settles the merge before it tries again.
 
 import (
 	"context"
@@ -87,8 +95,9 @@ type Store struct {
 	wc         *writeconcern.WriteConcern
 
 	active, archive, history, moves *mongo.Collection
-	// rekeys holds the intents of key changes and merges (rekey.go).
-	rekeys *mongo.Collection
+	// rekeys holds the intents of key changes and merges, staged the
+	// documents a merge writes once committed (rekey.go).
+	rekeys, staged *mongo.Collection
 	// deliveries holds the per-source delivery counters (ingest.go).
 	deliveries                          *mongo.Collection
 	keys                                *mongo.Collection
@@ -105,9 +114,13 @@ type Store struct {
 	noTextIndex string
 
 	// crashAt, when set, runs after each step of a move ("archive:locked",
-	// "archive:copied", "archive:deleted", and the same for "active");
-	// an error stops the move there, as a crash would. Tests only.
+	// "archive:copied", "archive:deleted", and the same for "active"), of
+	// an ingest, a purge or a rekey ("merge:planned" and on, rekey.go);
+	// an error stops the write there, as a crash would. Tests only.
 	crashAt func(step string) error
+	// clock, when set, is the time of rekey intents and of their
+	// staleness (rekey.go). Tests only.
+	clock func() time.Time
 }
 
 var _ crawlkeeper.Store = (*Store)(nil)
@@ -176,7 +189,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 		client: client, db: db, where: where, durability: durability, wc: co.WriteConcern,
 		active: db.Collection("active"), archive: db.Collection("archive"), history: db.Collection("history"),
 		recordIDs: db.Collection("record_ids"), journalSeq: db.Collection("journal_seq"),
-		moves: db.Collection("moves"), rekeys: db.Collection("rekeys"), deliveries: db.Collection("deliveries"), keys: db.Collection("keys"), state: db.Collection("state"),
+		moves: db.Collection("moves"), rekeys: db.Collection("rekeys"), staged: db.Collection("rekey_staged"), deliveries: db.Collection("deliveries"), keys: db.Collection("keys"), state: db.Collection("state"),
 		journal: db.Collection("journal"), leases: db.Collection("leases"), deadLetters: db.Collection("dead_letters"),
 		monTargets: db.Collection("monitor_targets"), monLog: db.Collection("monitor_log"),
 		monSnaps: db.Collection("monitor_snapshots"), monParts: db.Collection("monitor_parts"),
@@ -188,6 +201,10 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 	// Only stale intents: a younger one may belong to a move another
 	// process is running, or be a purge's tombstone (see Purge).
 	if err := s.repair(ctx, time.Now().Add(-staleIntent)); err != nil {
+		client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if err := s.repairRekeys(ctx, s.staleBefore(), false); err != nil && !errors.Is(err, errOldIntent) {
 		client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -251,10 +268,11 @@ type indexSet struct {
 // indexSets lists the indexes of every collection: those the other
 // backends have, the unique key in each record collection, the archive
 // rules' columns with id (the order SelectDue walks), (source,
-// last_updated_at) for listings, and the history's (record_id, version).
-// The archive has the indexes of active, so that queries on the archive
-// (by crawl time, key, source, and in mongosh) are as fast, plus
-// archived_at, which purges walk.
+// last_updated_at) for listings, the history's (record_id, version), and
+// the lookups of rekey intents and staged documents. The archive has the
+// indexes of active, so that queries on the archive (by crawl time, key,
+// source, and in mongosh) are as fast, plus archived_at, which purges
+// walk.
 func (s *Store) indexSets() []indexSet {
 	records := []indexSpec{ix(true, "key"), ix(false, "crawled_at", "_id"), ix(false, "last_updated_at", "_id"),
 		ix(false, "event_at", "_id"), ix(false, "source", "last_updated_at")}
@@ -266,6 +284,11 @@ func (s *Store) indexSets() []indexSet {
 		{s.deadLetters, []indexSpec{ix(false, "at", "_id")}},
 		{s.monTargets, []indexSpec{ix(true, "name")}},
 		{s.monParts, []indexSpec{ix(false, "v")}},
+		// A done merge stays for a minute (rekey.go): a fast run keeps
+		// many, which each merge looks up by record and each repair by
+		// phase.
+		{s.rekeys, []indexSpec{ix(false, "ids"), ix(false, "phase", "at")}},
+		{s.staged, []indexSpec{ix(false, "intent", "n")}},
 	}
 }
 

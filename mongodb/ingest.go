@@ -70,30 +70,49 @@ func (s *Store) lastID(ctx context.Context) (int64, error) { return lastOf(ctx, 
 // read. When one matches nothing, a concurrent writer changed the record
 // and Ingest returns ECONFLICT; the writes already made are those of an
 // idempotent batch, so running the batch again converges.
+//
+// A record held by a rekey merge (rekey.go), met before any record is
+// written, is settled — its merge rolled forward, or back when its process
+// is presumed dead — and the batch read again; while the merge's process
+// is still planning it, Ingest returns ECONFLICT.
 func (s *Store) Ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
 	if len(b.Items) == 0 {
 		return &crawlkeeper.IngestResult{Outcomes: []crawlkeeper.Outcome{}, IDs: []int64{}}, nil
 	}
-	res, err := s.ingest(ctx, b)
-	if err != nil {
-		return nil, s.wrap("ingest", err)
+	for attempt := 1; ; attempt++ {
+		res, err := s.ingest(ctx, b)
+		if errors.Is(err, errSettled) && attempt < 4 {
+			continue
+		}
+		if err != nil {
+			return nil, s.wrap("ingest", err)
+		}
+		return res, nil
 	}
-	return res, nil
 }
+
+// errSettled is returned by ingest when it met records held by a rekey
+// merge and settled the merge before writing anything: reading again may
+// find them free.
+var errSettled = fmt.Errorf("%w: a rekey merge held a record", errConflict)
 
 func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlkeeper.IngestResult, error) {
 	keys := crawlkeeper.DistinctKeys(b.Items)
 	state := make(map[string]*crawlkeeper.Record, len(keys))
 	rev := map[int64]int64{} // id → rev read, of the copy ingest works on
+	var marks []markRef
 	// Active first: a move to archive copies before it deletes, so a key
 	// not seen in active is seen in archive (or ingest hits the unique
 	// index on active.key when it was being moved the other way).
-	for _, c := range []*mongo.Collection{s.active, s.archive} {
+	for i, c := range []*mongo.Collection{s.active, s.archive} {
 		docs, err := findDocs(ctx, c, bson.D{{Key: "key", Value: bson.D{{Key: "$in", Value: keys}}}})
 		if err != nil {
 			return nil, fmt.Errorf("look up keys: %w", err)
 		}
 		for _, d := range docs {
+			if d.Merging != "" {
+				marks = append(marks, markRef{archived: i == 1, id: d.ID, intent: d.Merging})
+			}
 			if state[d.Key] != nil {
 				continue // in both: a move in flight, the active copy counts
 			}
@@ -103,6 +122,9 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			}
 			state[d.Key], rev[d.ID] = r, d.Rev
 		}
+	}
+	if len(marks) > 0 {
+		return nil, s.settled(s.settleMarks(ctx, marks))
 	}
 	var ids []int64
 	if n := crawlkeeper.NewKeyCount(b.Items, state); n > 0 {
@@ -175,6 +197,15 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 			return nil, fmt.Errorf("revive: %w", err)
 		}
 		if len(done) != len(revive) {
+			// Locked by a move or a merge: settle a merge's, and let the
+			// caller retry (the batch's inserts are written already).
+			ids := make([]int64, len(revive))
+			for i, r := range revive {
+				ids[i] = r.ID
+			}
+			if _, err := s.settleRecords(ctx, ids); err != nil {
+				return nil, err
+			}
 			return nil, fmt.Errorf("revive: %w", errConflict)
 		}
 	}
@@ -203,20 +234,45 @@ func (s *Store) ingest(ctx context.Context, b *crawlkeeper.IngestBatch) (*crawlk
 	return res, nil
 }
 
-// writeHistory upserts history entries (an entry's _id is its record and
-// version, so writing one twice is harmless).
+// writeHistory writes history entries. An entry's _id is its record and
+// version, so an entry written again (by a batch run again, or left by an
+// ingest that stopped before writing its record) is replaced — unless a
+// rekey merge wrote it: its version is below the record's, so only an
+// ingest that read the record before the merge can reach it, and that
+// ingest gets a conflict instead. New entries are inserted and only the
+// few that collide are replaced, conditionally: an upsert whose filter
+// names more than _id reads the whole collection on FerretDB.
 func (s *Store) writeHistory(ctx context.Context, hist []*crawlkeeper.HistoryEntry) error {
 	if len(hist) == 0 {
 		return nil
 	}
-	models := make([]mongo.WriteModel, 0, len(hist))
-	for _, h := range hist {
-		d := historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
+	docs := make([]any, len(hist))
+	for i, h := range hist {
+		docs[i] = &historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version, Item: h.Item,
 			ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()}
-		models = append(models, mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: d.ID}}).SetReplacement(d).SetUpsert(true))
 	}
-	if _, err := s.history.BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false)); err != nil {
+	_, err := s.history.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return nil
+	}
+	dup, ok := duplicateIndexes(err)
+	if !ok {
 		return fmt.Errorf("write history: %w", err)
+	}
+	conflict := false
+	for i := range docs {
+		if !dup[i] {
+			continue
+		}
+		d := docs[i].(*historyDoc)
+		res, err := s.history.ReplaceOne(ctx, bson.D{{Key: "_id", Value: d.ID}, {Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}}, d)
+		if err != nil {
+			return fmt.Errorf("write history: %w", err)
+		}
+		conflict = conflict || res.MatchedCount == 0
+	}
+	if conflict {
+		return fmt.Errorf("write history: %w", errConflict)
 	}
 	return nil
 }
@@ -277,11 +333,11 @@ func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed,
 	return nil
 }
 
-// condUpdate sets fields of the document id only if its rev is still rev,
-// and counts the write in rev.
+// condUpdate sets fields of the document id only if its rev is still rev
+// and no rekey merge holds it, and counts the write in rev.
 func condUpdate(id, rev int64, set bson.D) *mongo.UpdateOneModel {
 	return mongo.NewUpdateOneModel().
-		SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: rev}}).
+		SetFilter(bson.D{{Key: "_id", Value: id}, {Key: "rev", Value: rev}, unmarked}).
 		SetUpdate(bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
 }
 
@@ -291,7 +347,9 @@ func condUpdate(id, rev int64, set bson.D) *mongo.UpdateOneModel {
 // carry past both reads; the claim can, because every record's key stays
 // claimed until the record is purged. A key claimed by a record that no
 // longer exists (a crash between claim and insert, or a purge that
-// stopped before releasing it) is released, and the batch is retried.
+// stopped before releasing it) is released, and the batch is retried. A
+// key claimed by a record that a rekey holds (a merge's survivor, or a
+// record being given the key) settles the rekey first.
 func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 	claims := make([]any, len(docs))
 	for i, d := range docs {
@@ -306,6 +364,8 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 	if !ok {
 		return fmt.Errorf("claim keys: %w", err)
 	}
+	var holders []int64
+	released := false
 	for i, d := range docs {
 		r := d.(*recordDoc)
 		if !dup[i] {
@@ -316,13 +376,26 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 			continue
 		}
 		var k struct {
-			ID int64 `bson:"id"`
+			ID    int64  `bson:"id"`
+			Rekey string `bson:"rekey"`
+			From  int64  `bson:"from"`
 		}
 		if err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: r.Key}}).Decode(&k); err != nil {
 			if errors.Is(err, mongo.ErrNoDocuments) {
 				continue
 			}
 			return fmt.Errorf("read key claim: %w", err)
+		}
+		if k.Rekey != "" {
+			// A merge's claim: settled with the merge, or left over.
+			c := &claimDoc{Key: r.Key, ID: k.ID, Rekey: k.Rekey, From: k.From}
+			left, err := s.releaseLeftClaim(ctx, c)
+			if err != nil {
+				return fmt.Errorf("read key claim: %w", err)
+			}
+			released = released || left
+			holders = append(holders, k.ID)
+			continue
 		}
 		exists := false
 		for _, c := range []*mongo.Collection{s.active, s.archive} {
@@ -336,9 +409,35 @@ func (s *Store) claimKeys(ctx context.Context, docs []any) error {
 			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: r.Key}, {Key: "id", Value: k.ID}}); err != nil {
 				return fmt.Errorf("release a stale key claim: %w", err)
 			}
+			continue
+		}
+		holders = append(holders, k.ID)
+	}
+	if len(holders) > 0 {
+		// Held by records that exist: inserted meanwhile (read again), or
+		// held by a rekey, which is settled if it can be.
+		progressed, err := s.settleRecords(ctx, holders)
+		if err != nil {
+			return err
+		}
+		if progressed || released {
+			return errSettled
 		}
 	}
 	return errConflict
+}
+
+// settled turns the outcome of settling rekey intents that held records
+// into ingest's error: errSettled when something changed (read again),
+// errConflict when not (the rekey is still planning; retry later).
+func (s *Store) settled(progressed bool, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case progressed:
+		return errSettled
+	}
+	return fmt.Errorf("%w: a rekey run holds a record of the batch", errConflict)
 }
 
 // bulkChunk is the number of statements sent in one write command.

@@ -51,6 +51,9 @@ type recordDoc struct {
 	LastTarget string `bson:"last_target,omitempty"`
 	// Rev counts the writes to this document; conditional writes name it.
 	Rev int64 `bson:"rev"`
+	// Merging is the id of the rekey merge that holds the document (see
+	// rekey.go); no other writer changes a document that carries it.
+	Merging string `bson:"merging,omitempty"`
 
 	// Archive only: the payload is compressed and ItemBytes is its size
 	// before compression.
@@ -191,6 +194,9 @@ type historyDoc struct {
 	ContentHash string `bson:"content_hash"`
 	ValidFrom   int64  `bson:"valid_from"`
 	ValidTo     int64  `bson:"valid_to"`
+	// Merge is the id of the rekey merge that wrote the entry, if one
+	// did: ingest never overwrites such an entry (see writeHistory).
+	Merge string `bson:"merge,omitempty"`
 }
 
 func historyID(recordID, version int64) string { return fmt.Sprintf("%d:%d", recordID, version) }

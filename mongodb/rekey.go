@@ -2,8 +2,11 @@ package mongodb
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -14,17 +17,84 @@ import (
 
 // # Re-keying without transactions
 //
-// A key change touches the record and two key claims; a merge touches
+// A key change touches one record and two key claims; a merge touches
 // every record of its group, their history and key claims, and the
-// journal. Each is described in full by an intent document in the rekeys
-// collection, inserted before the first write and removed after the last.
-// Every step of an intent is idempotent (replacements, upserts and deletes
-// by id; the journal entry's sequence number is taken before the intent is
-// written), so the repair — run at the start of every RewriteKeys and
-// MergeRecords call and by Check — rolls an interrupted intent forward:
-// rerunning rekey after a crash completes what the crash stopped, and no
-// record or version is lost, because the intent holds the merged record
-// and its whole history until they are written.
+// journal. Both are described by intent documents in the rekeys
+// collection, written before their first write.
+//
+// Key changes: a page's changes share one intent. For each, the new key
+// is claimed in the keys collection — a claim held by another record, or
+// by an id reserved too recently to tell whether its record is still
+// being inserted, leaves the change out — no other record may have the
+// key in active or archive, and the record is updated only in the state
+// it was read in and while no merge holds it. The claims the records no
+// longer need are released and the intent removed; the repair settles an
+// intent a crashed run left the same way once it is staleIntent old.
+//
+// Merges: one intent each, which goes through phases.
+//
+//   - planned: the intent is written with the rev of each record of the
+//     group as read. The survivor's final document and the merged history
+//     are staged in rekey_staged, a document each, never in the intent
+//     (which would pass MongoDB's 16 MiB document limit for a large
+//     group). The group is locked against moves (move intents of kind
+//     rekey), the survivor's new key is claimed (a claim held by a record
+//     of the group is taken over, and the claim notes from whom), and each
+//     record is marked (merging: the intent's id, rev incremented) only at
+//     the rev read. Last, no record outside the group may have the key.
+//     When any of this fails — a record changed or is being moved, the key
+//     is held outside the group — the merge is rolled back and reported as
+//     not applied.
+//   - committed: set only while the intent is still planned, so a
+//     rollback by another process (below) and the commit exclude each
+//     other. From here the merge is rolled forward: history, victims,
+//     survivor, key claims, the survivor's older history, journal, locks.
+//     Each step is conditioned on the marks — the survivor is replaced,
+//     and the victims deleted, only while they carry the intent's mark —
+//     so a step run again after a crash, or by two processes at once,
+//     never undoes a write made after it.
+//   - aborting: a rollback in progress: unmark, give the claim back,
+//     unlock, delete the staged documents and the intent.
+//   - done: finished. The intent stays for staleIntent as a tombstone: an
+//     ingest that read a victim (or the survivor) before the mark may
+//     still write that record's history after the merge deleted it, and
+//     the repair deletes such late entries (as a purge's tombstone does);
+//     Check buries them at once, and a later merge of the same records
+//     first, applying only if there were none (it was planned from a
+//     history that held them).
+//
+// No other writer changes a marked document: ingest's conditional updates
+// and the event, processing and search writes filter on the mark's
+// absence, and moves cannot lock a record a merge has locked (and check,
+// once locked, that it is still as they read it). History entries a merge
+// writes carry its id, and ingest never overwrites one: an ingest that
+// read the survivor before the mark fails with a conflict instead of
+// replacing a merged version with a stale one. An ingest that meets a
+// mark, or a key a merge claimed, settles the intent — rolls a committed
+// one forward, a planned one older than staleIntent (its process is
+// presumed dead) back — and tries again, so a crashed rekey never blocks
+// a delivery for longer than that.
+//
+// The repair — at the start of every RewriteKeys and MergeRecords call,
+// by Open and by Check — rolls committed and aborting intents forward or
+// back whatever their age, planned ones and key changes once they are
+// stale, deletes done merges once stale, and deletes staged documents
+// whose intent is gone; Check also clears marks whose intent is gone
+// (left by a process that kept working after its planned intent was
+// rolled back for it, then crashed).
+//
+// What this does not cover, and why it is left: a process that stalls for
+// longer than staleIntent (a planned intent of its own is then rolled
+// back, which it notices at its commit; an ingest's late history write
+// after the tombstone is gone would stay as an orphan, as after a purge);
+// a record that has the new key without a claim (stored before claims
+// existed, or by an ingest whose claim another ingest released as stale)
+// and appears after the check under the merge's claim, which makes the
+// survivor's write fail on the unique index and the merge report it; and
+// two processes rolling one merge forward whose survivor changes table,
+// where the second checks the mark, and before its insert (one round
+// trip later) the first finishes the merge and an archive pass moves the
+// record back.
 
 var _ crawlkeeper.RekeyStore = (*Store)(nil)
 
@@ -34,6 +104,18 @@ const (
 	rekeyMerge = "merge"
 )
 
+// Phases of a merge intent (see the notes above).
+const (
+	phasePlanned   = "planned"
+	phaseCommitted = "committed"
+	phaseAborting  = "aborting"
+	phaseDone      = "done"
+)
+
+// unmarked is the filter term of a write that must not touch a document a
+// merge holds.
+var unmarked = bson.E{Key: "merging", Value: bson.D{{Key: "$exists", Value: false}}}
+
 // keyChangeDoc is one key change of an intent.
 type keyChangeDoc struct {
 	ID  int64  `bson:"id"`
@@ -41,108 +123,100 @@ type keyChangeDoc struct {
 	New string `bson:"new"`
 }
 
+// mergeMember is one record of a merge's group as the merge read it.
+type mergeMember struct {
+	ID       int64 `bson:"id"`
+	Archived bool  `bson:"archived"`
+	// Rev is the rev read; the mark makes it Rev+1.
+	Rev int64  `bson:"rev"`
+	Key string `bson:"key"`
+}
+
 // rekeyIntent describes a key change or a merge in progress.
 type rekeyIntent struct {
 	ID   string `bson:"_id"`
 	Kind string `bson:"kind"`
-	At   int64  `bson:"at"`
+	// At is when the intent was written (a done merge: when it finished),
+	// in Unix microseconds of the store's clock.
+	At int64 `bson:"at"`
+	// IDs are the records involved, so that ingest finds the intents of
+	// the records it meets.
+	IDs []int64 `bson:"ids"`
 	// Changes are the key changes of a rekeyKeys intent.
 	Changes []keyChangeDoc `bson:"changes,omitempty"`
-	// A merge: the survivor's final document, the ids and old keys of the
-	// group, the survivor's whole history, and the journal entry with the
-	// sequence number taken for it.
-	Survivor   *recordDoc   `bson:"survivor,omitempty"`
-	Group      []int64      `bson:"group,omitempty"`
-	OldKeys    []string     `bson:"old_keys,omitempty"`
-	History    []historyDoc `bson:"history,omitempty"`
-	JournalSeq int64        `bson:"journal_seq,omitempty"`
-	JournalAt  int64        `bson:"journal_at,omitempty"`
-	Journal    []byte       `bson:"journal,omitempty"`
+
+	// A merge: its phase, the survivor's id, final key and table, the
+	// group, the first version of the merged history and how many entries
+	// are staged, and the journal entry with the sequence number taken
+	// for it.
+	Phase      string        `bson:"phase,omitempty"`
+	SurvivorID int64         `bson:"survivor_id,omitempty"`
+	Key        string        `bson:"key,omitempty"`
+	ToArchive  bool          `bson:"to_archive,omitempty"`
+	Members    []mergeMember `bson:"members,omitempty"`
+	First      int64         `bson:"first,omitempty"`
+	Staged     int           `bson:"staged,omitempty"`
+	JournalSeq int64         `bson:"journal_seq,omitempty"`
+	JournalAt  int64         `bson:"journal_at,omitempty"`
+	Journal    []byte        `bson:"journal,omitempty"`
 }
 
-// RewriteKeys implements crawlkeeper.RekeyStore. For each change the new
-// key is claimed, the record updated only in the state it was read in,
-// and the claim it no longer needs released, under one intent.
-func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange) ([]int64, error) {
-	done := []int64{}
-	if len(changes) == 0 {
-		return done, nil
-	}
-	if err := s.repairRekeys(ctx); err != nil {
-		return nil, err
-	}
-	in := &rekeyIntent{ID: fmt.Sprintf("keys:%d:%d", changes[0].State.ID, time.Now().UnixNano()), Kind: rekeyKeys, At: time.Now().UnixMicro()}
-	for _, c := range changes {
-		r, err := s.Get(ctx, c.State.ID)
-		if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		in.Changes = append(in.Changes, keyChangeDoc{ID: c.State.ID, Old: r.Key, New: c.Key})
-	}
-	if len(in.Changes) == 0 {
-		return done, nil
-	}
-	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
-		return nil, s.wrap("rewrite keys", err)
-	}
-	if err := s.step("rekey:intent"); err != nil {
-		return nil, err
-	}
-	old := map[int64]string{}
-	for _, c := range in.Changes {
-		old[c.ID] = c.Old
-	}
-	var conflict error
-	for _, c := range changes {
-		oldKey, ok := old[c.State.ID]
-		if !ok {
-			continue
-		}
-		if err := s.claimKey(ctx, c.Key, c.State.ID); err != nil {
-			if crawlkeeper.ErrorCode(err) == crawlkeeper.ECONFLICT {
-				conflict = err
-				break
-			}
-			return nil, err
-		}
-		if err := s.step("rekey:claimed"); err != nil {
-			return nil, err
-		}
-		filter := bson.D{{Key: "_id", Value: c.State.ID}, {Key: "version", Value: c.State.Version}, {Key: "last_updated_at", Value: c.State.LastUpdatedAt.UnixMicro()}}
-		update := bson.D{{Key: "$set", Value: bson.D{{Key: "key", Value: c.Key}, {Key: "key_parts", Value: nonNil(c.KeyParts)}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}
-		res, err := s.collection(c.Archived).UpdateOne(ctx, filter, update)
-		if err != nil {
-			return nil, s.wrap("rewrite key of record "+itoa(c.State.ID), err)
-		}
-		if res.ModifiedCount == 1 {
-			done = append(done, c.State.ID)
-		}
-		if err := s.step("rekey:updated"); err != nil {
-			return nil, err
-		}
-		if oldKey == c.Key {
-			continue
-		}
-		// Release the claim the record no longer needs: the old key when
-		// the key changed, the new one when the record had moved on.
-		release := oldKey
-		if res.ModifiedCount != 1 {
-			release = c.Key
-		}
-		if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: release}, {Key: "id", Value: c.State.ID}}); err != nil {
-			return nil, s.wrap("rewrite keys", err)
+func (in *rekeyIntent) member(id int64) mergeMember {
+	for _, m := range in.Members {
+		if m.ID == id {
+			return m
 		}
 	}
-	if err := s.finishKeyIntent(ctx, in); err != nil {
-		return nil, err
+	return mergeMember{ID: id}
+}
+
+// victims returns the ids of the group the merge deletes, by table.
+func (in *rekeyIntent) victims() (all []int64, byTable map[bool][]int64) {
+	byTable = map[bool][]int64{}
+	for _, m := range in.Members {
+		if m.ID != in.SurvivorID {
+			all = append(all, m.ID)
+			byTable[m.Archived] = append(byTable[m.Archived], m.ID)
+		}
 	}
-	if conflict != nil {
-		return nil, conflict
+	return all, byTable
+}
+
+// stagedDoc is one document a merge stages: the survivor's final
+// document (N is -1) or the N-th entry of the merged history.
+type stagedDoc struct {
+	ID       string      `bson:"_id"`
+	Intent   string      `bson:"intent"`
+	N        int         `bson:"n"`
+	Survivor *recordDoc  `bson:"survivor,omitempty"`
+	History  *historyDoc `bson:"history,omitempty"`
+}
+
+// claimDoc is a key claim (see the package notes). Rekey is set while a
+// merge holds the claim for its survivor, and From when the merge took it
+// over from a record of its group, to give it back on a rollback.
+type claimDoc struct {
+	Key   string `bson:"_id"`
+	ID    int64  `bson:"id"`
+	Rekey string `bson:"rekey,omitempty"`
+	From  int64  `bson:"from,omitempty"`
+}
+
+func (s *Store) now() time.Time {
+	if s.clock != nil {
+		return s.clock()
 	}
-	return done, nil
+	return time.Now()
+}
+
+// staleBefore is the time before which an intent's process is presumed
+// dead.
+func (s *Store) staleBefore() time.Time { return s.now().Add(-staleIntent) }
+
+func newToken() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func nonNil(xs []string) []string {
@@ -159,37 +233,246 @@ func (s *Store) collection(archived bool) *mongo.Collection {
 	return s.active
 }
 
-// claimKey claims key for record id. A claim held by another record that
-// still exists is a conflict; a claim left by a record that no longer
-// exists is taken over.
-func (s *Store) claimKey(ctx context.Context, key string, id int64) error {
-	_, err := s.keys.InsertOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "id", Value: id}})
-	if err == nil || !mongo.IsDuplicateKeyError(err) {
-		return s.wrap("claim key", err)
+// RewriteKeys implements crawlkeeper.RekeyStore. For each change the new
+// key is claimed, the record updated only in the state it was read in,
+// and the claim it no longer needs released, under one intent. A change
+// whose key another record holds, active or archived, is left out.
+func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange) ([]int64, error) {
+	done := []int64{}
+	if len(changes) == 0 {
+		return done, nil
 	}
-	var k struct {
-		ID int64 `bson:"id"`
+	if err := s.repairRekeys(ctx, s.staleBefore(), false); err != nil {
+		return nil, err
 	}
-	if err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&k); err != nil {
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return s.claimKey(ctx, key, id)
+	in := &rekeyIntent{ID: fmt.Sprintf("keys:%d:%s", changes[0].State.ID, newToken()), Kind: rekeyKeys, At: s.now().UnixMicro()}
+	for _, c := range changes {
+		r, err := s.Get(ctx, c.State.ID)
+		if crawlkeeper.ErrorCode(err) == crawlkeeper.ENOTFOUND {
+			continue
 		}
-		return s.wrap("claim key", err)
-	}
-	if k.ID == id {
-		return nil
-	}
-	for _, c := range []*mongo.Collection{s.active, s.archive} {
-		n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: k.ID}})
 		if err != nil {
-			return s.wrap("claim key", err)
+			return nil, err
 		}
-		if n > 0 {
-			return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: fmt.Sprintf("key %s is held by record %d; run rekey again", key, k.ID)}
+		in.Changes = append(in.Changes, keyChangeDoc{ID: c.State.ID, Old: r.Key, New: c.Key})
+		in.IDs = append(in.IDs, c.State.ID)
+	}
+	if len(in.Changes) == 0 {
+		return done, nil
+	}
+	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
+		return nil, s.wrap("rewrite keys", err)
+	}
+	if err := s.step("rekey:intent"); err != nil {
+		return nil, err
+	}
+	old := map[int64]string{}
+	for _, c := range in.Changes {
+		old[c.ID] = c.Old
+	}
+	for _, c := range changes {
+		oldKey, ok := old[c.State.ID]
+		if !ok {
+			continue
+		}
+		applied, err := s.rewriteKey(ctx, c, oldKey)
+		if err != nil {
+			return nil, err
+		}
+		if applied {
+			done = append(done, c.State.ID)
 		}
 	}
-	_, err = s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "id", Value: k.ID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "id", Value: id}}}})
-	return s.wrap("claim key", err)
+	if err := s.finishKeyIntent(ctx, in); err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// rewriteKey applies one key change and reports whether it applied.
+func (s *Store) rewriteKey(ctx context.Context, c crawlkeeper.KeyChange, oldKey string) (bool, error) {
+	id := c.State.ID
+	if oldKey != c.Key {
+		held, err := s.claimKey(ctx, c.Key, id)
+		if err != nil {
+			return false, err
+		}
+		if held {
+			return false, nil
+		}
+	}
+	if err := s.step("rekey:claimed"); err != nil {
+		return false, err
+	}
+	// A record that has the key without a claim (stored before claims
+	// existed) holds it too.
+	others, err := s.keyHolders(ctx, c.Key, []int64{id})
+	if err != nil {
+		return false, s.wrap("rewrite keys", err)
+	}
+	applied := false
+	if others == 0 {
+		filter := bson.D{{Key: "_id", Value: id}, {Key: "version", Value: c.State.Version}, {Key: "last_updated_at", Value: c.State.LastUpdatedAt.UnixMicro()}, unmarked}
+		update := bson.D{{Key: "$set", Value: bson.D{{Key: "key", Value: c.Key}, {Key: "key_parts", Value: nonNil(c.KeyParts)}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}
+		res, err := s.collection(c.Archived).UpdateOne(ctx, filter, update)
+		switch {
+		case mongo.IsDuplicateKeyError(err):
+			// The unique index: a record that took the key meanwhile.
+		case err != nil:
+			return false, s.wrap("rewrite key of record "+itoa(id), err)
+		default:
+			applied = res.MatchedCount == 1
+		}
+	}
+	if err := s.step("rekey:updated"); err != nil {
+		return false, err
+	}
+	if oldKey == c.Key {
+		return applied, nil
+	}
+	// Release the claim the record no longer needs: the old key when the
+	// key changed, the new one when the change was left out.
+	release := oldKey
+	if !applied {
+		release = c.Key
+	}
+	if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: release}, {Key: "id", Value: id}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
+		return false, s.wrap("rewrite keys", err)
+	}
+	return applied, nil
+}
+
+// keyHolders counts the records other than except that have key, active
+// or archived.
+func (s *Store) keyHolders(ctx context.Context, key string, except []int64) (int64, error) {
+	var n int64
+	for _, c := range []*mongo.Collection{s.active, s.archive} {
+		k, err := c.CountDocuments(ctx, bson.D{{Key: "key", Value: key}, {Key: "_id", Value: bson.D{{Key: "$nin", Value: except}}}})
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// claimKey claims key for record id and reports whether another record
+// holds it. A claim left by a record that no longer exists, or by a
+// merge rolled back, is released first (see releaseLeftClaim).
+func (s *Store) claimKey(ctx context.Context, key string, id int64) (bool, error) {
+	for try := 0; try < 4; try++ {
+		_, err := s.keys.InsertOne(ctx, claimDoc{Key: key, ID: id})
+		if err == nil {
+			return false, nil
+		}
+		if !mongo.IsDuplicateKeyError(err) {
+			return false, s.wrap("claim key", err)
+		}
+		c, err := s.readClaim(ctx, key)
+		if err != nil {
+			return false, s.wrap("claim key", err)
+		}
+		if c == nil {
+			continue
+		}
+		if c.ID == id && c.Rekey == "" {
+			return false, nil
+		}
+		released, err := s.releaseLeftClaim(ctx, c)
+		if err != nil {
+			return false, s.wrap("claim key", err)
+		}
+		if !released {
+			return true, nil
+		}
+	}
+	return true, nil
+}
+
+// readClaim returns the claim of key, nil when it has none.
+func (s *Store) readClaim(ctx context.Context, key string) (*claimDoc, error) {
+	var c claimDoc
+	err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&c)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// releaseLeftClaim changes a claim that no live writer needs and reports
+// whether it did: a merge's claim whose intent is gone or finished goes
+// back to the state before the merge (or becomes a plain claim of its
+// holder, when the holder has the key), and a plain claim whose record
+// exists in neither table is deleted — unless its id was reserved less
+// than staleIntent ago, since an ingest claims a new record's key before
+// it inserts the record.
+func (s *Store) releaseLeftClaim(ctx context.Context, c *claimDoc) (bool, error) {
+	if c.Rekey != "" {
+		var in rekeyIntent
+		err := s.rekeys.FindOne(ctx, bson.D{{Key: "_id", Value: c.Rekey}}).Decode(&in)
+		if err == nil && in.Phase != phaseDone {
+			return false, nil
+		}
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return false, err
+		}
+		holder, err := s.getOne(ctx, bson.D{{Key: "_id", Value: c.ID}}, "record "+itoa(c.ID))
+		if err != nil && crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
+			return false, err
+		}
+		if holder != nil && holder.Key == c.Key {
+			_, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: c.Key}, {Key: "rekey", Value: c.Rekey}},
+				bson.D{{Key: "$unset", Value: bson.D{{Key: "rekey", Value: ""}, {Key: "from", Value: ""}}}})
+			return err == nil, err
+		}
+		return true, s.releaseMergeClaim(ctx, c.Key, c.Rekey)
+	}
+	exists, err := s.recordExists(ctx, c.ID)
+	if err != nil || exists {
+		return false, err
+	}
+	young, err := s.reservedRecently(ctx, c.ID)
+	if err != nil || young {
+		return false, err
+	}
+	res, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: c.Key}, {Key: "id", Value: c.ID}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}})
+	if err != nil {
+		return false, err
+	}
+	return res.DeletedCount == 1, nil
+}
+
+// recordExists reports whether record id is active or archived.
+func (s *Store) recordExists(ctx context.Context, id int64) (bool, error) {
+	for _, c := range []*mongo.Collection{s.active, s.archive} {
+		n, err := c.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}})
+		if err != nil || n > 0 {
+			return n > 0, err
+		}
+	}
+	return false, nil
+}
+
+// reservedRecently reports whether id was reserved (takeIDs) less than
+// staleIntent ago. Reservations older than ten minutes are deleted now
+// and then, so one not found is old.
+func (s *Store) reservedRecently(ctx context.Context, id int64) (bool, error) {
+	var r struct {
+		Last int64 `bson:"last"`
+		At   int64 `bson:"at"`
+	}
+	err := s.recordIDs.FindOne(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$lte", Value: id}}}},
+		options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}})).Decode(&r)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return r.Last >= id && r.At >= s.staleBefore().UnixMicro(), nil
 }
 
 // finishKeyIntent settles the claims of a key-change intent — each record
@@ -212,7 +495,8 @@ func (s *Store) finishKeyIntent(ctx context.Context, in *rekeyIntent) error {
 			if k == has {
 				continue
 			}
-			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "id", Value: c.ID}}); err != nil {
+			// A claim a merge holds for the record is the merge's to settle.
+			if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "id", Value: c.ID}, {Key: "rekey", Value: bson.D{{Key: "$exists", Value: false}}}}); err != nil {
 				return s.wrap("rewrite keys", err)
 			}
 		}
@@ -221,214 +505,262 @@ func (s *Store) finishKeyIntent(ctx context.Context, in *rekeyIntent) error {
 	return s.wrap("rewrite keys", err)
 }
 
-// MergeRecords implements crawlkeeper.RekeyStore: for each merge in turn
-// the group is read, and when every record is in the state the merge was
-// decided on (and none is being moved), an intent with the merged record
-// and history is written and rolled forward (see the notes at the top of
-// this file).
-func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) ([]bool, error) {
-	applied := make([]bool, len(ms))
-	if len(ms) == 0 {
-		return applied, nil
-	}
-	for _, m := range ms {
-		if err := m.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.repairRekeys(ctx); err != nil {
-		return nil, err
-	}
-	for i, m := range ms {
-		ok, err := s.mergeOne(ctx, m)
-		if err != nil {
-			return nil, err
-		}
-		applied[i] = ok
-	}
-	return applied, nil
+// markRef is a marked document met by a reader.
+type markRef struct {
+	archived bool
+	id       int64
+	intent   string
 }
 
-// mergeOne applies one merge under its own intent.
-func (s *Store) mergeOne(ctx context.Context, m *crawlkeeper.RekeyMerge) (bool, error) {
-	ids := m.IDs()
-	moving, err := s.moving(ctx, ids)
-	if err != nil {
-		return false, s.wrap("merge", err)
+// settleMarks settles the intents of marks a reader met (settleIntent);
+// a mark whose intent is gone or done is left over and removed. It
+// reports whether anything changed, so that reading again may find the
+// records free.
+func (s *Store) settleMarks(ctx context.Context, marks []markRef) (bool, error) {
+	byIntent := map[string][]markRef{}
+	for _, m := range marks {
+		byIntent[m.intent] = append(byIntent[m.intent], m)
 	}
-	if len(moving) > 0 {
-		return false, nil
-	}
-	type state struct {
-		archived bool
-		doc      *recordDoc
-	}
-	cur := map[int64]state{}
-	var rev int64
-	for _, archived := range []bool{false, true} {
-		docs, err := findDocs(ctx, s.collection(archived), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
-			options.Find().SetProjection(bson.D{{Key: "version", Value: 1}, {Key: "last_updated_at", Value: 1}, {Key: "rev", Value: 1}}))
-		if err != nil {
-			return false, s.wrap("merge", err)
+	progressed := false
+	for id, ms := range byIntent {
+		var in rekeyIntent
+		err := s.rekeys.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&in)
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			return false, s.wrap("settle a rekey merge", err)
 		}
-		for _, d := range docs {
-			if _, dup := cur[d.ID]; dup {
-				return false, nil // in both collections: a move in flight
+		if err == nil && in.Phase != phaseDone {
+			p, err := s.settleIntent(ctx, &in, s.staleBefore())
+			if err != nil {
+				return false, err
 			}
-			cur[d.ID] = state{archived: archived, doc: d}
-			rev = max(rev, d.Rev)
+			progressed = progressed || p
+			continue
 		}
-	}
-	if !m.Holds(func(id int64) (bool, int64, time.Time, bool) {
-		st, ok := cur[id]
-		if !ok {
-			return false, 0, time.Time{}, false
+		for _, m := range ms {
+			if _, err := s.collection(m.archived).UpdateOne(ctx, bson.D{{Key: "_id", Value: m.id}, {Key: "merging", Value: id}},
+				bson.D{{Key: "$unset", Value: bson.D{{Key: "merging", Value: ""}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}); err != nil {
+				return false, s.wrap("clear a left-over merge mark", err)
+			}
 		}
-		return st.archived, st.doc.Version, crawlkeeper.MicrosTime(st.doc.LastUpdatedAt), true
-	}) {
-		return false, nil
+		progressed = true
 	}
-	seq, err := s.takeIDs(ctx, s.journalSeq, 1)
-	if err != nil {
-		return false, s.wrap("merge", err)
-	}
-	in := &rekeyIntent{ID: fmt.Sprintf("merge:%d", m.Survivor.ID), Kind: rekeyMerge, At: time.Now().UnixMicro(),
-		Survivor: toDoc(m.Survivor, rev+1), Group: ids, JournalSeq: seq, JournalAt: m.At.UnixMicro(), Journal: m.JournalBody()}
-	for _, f := range m.From {
-		in.OldKeys = append(in.OldKeys, f.Key)
-	}
-	for _, h := range m.History {
-		in.History = append(in.History, historyDoc{ID: historyID(h.RecordID, h.Version), RecordID: h.RecordID, Version: h.Version,
-			Item: h.Item, ContentHash: h.ContentHash, ValidFrom: h.ValidFrom.UnixMicro(), ValidTo: h.ValidTo.UnixMicro()})
-	}
-	if _, err := s.rekeys.InsertOne(ctx, in); err != nil {
-		if mongo.IsDuplicateKeyError(err) {
-			return false, nil // another process merges into the survivor
-		}
-		return false, s.wrap("merge", err)
-	}
-	if err := s.step("merge:intent"); err != nil {
-		return false, err
-	}
-	if err := s.finishMerge(ctx, in); err != nil {
-		return false, err
-	}
-	return true, nil
+	return progressed, nil
 }
 
-// finishMerge writes a merge intent's every step and removes the intent.
-// Each step is idempotent, so it also rolls an interrupted merge forward.
-func (s *Store) finishMerge(ctx context.Context, in *rekeyIntent) error {
-	d := in.Survivor
-	var victims []int64
-	for _, id := range in.Group {
-		if id != d.ID {
-			victims = append(victims, id)
-		}
-	}
-	steps := []struct {
-		name string
-		run  func() error
-	}{
-		{"history", func() error {
-			if len(in.History) == 0 {
-				return nil
-			}
-			models := make([]mongo.WriteModel, len(in.History))
-			for i, h := range in.History {
-				models[i] = mongo.NewReplaceOneModel().SetFilter(bson.D{{Key: "_id", Value: h.ID}}).SetReplacement(h).SetUpsert(true)
-			}
-			_, err := bulkChunks(ctx, s.history, models)
-			return err
-		}},
-		{"victims", func() error {
-			for _, c := range []*mongo.Collection{s.active, s.archive} {
-				if _, err := c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-		{"survivor", func() error {
-			to, other := s.active, s.archive
-			if d.ArchivedAt != nil {
-				to, other = s.archive, s.active
-			}
-			if _, err := other.DeleteOne(ctx, bson.D{{Key: "_id", Value: d.ID}}); err != nil {
-				return err
-			}
-			_, err := to.ReplaceOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, d, options.Replace().SetUpsert(true))
-			return err
-		}},
-		{"keys", func() error {
-			if _, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.Key}}, bson.D{{Key: "$set", Value: bson.D{{Key: "id", Value: d.ID}}}}, options.UpdateOne().SetUpsert(true)); err != nil {
-				return err
-			}
-			for _, k := range in.OldKeys {
-				if k == d.Key {
-					continue
-				}
-				if _, err := s.keys.DeleteOne(ctx, bson.D{{Key: "_id", Value: k}, {Key: "id", Value: bson.D{{Key: "$in", Value: in.Group}}}}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}},
-		{"old history", func() error {
-			if len(victims) > 0 {
-				if _, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}}); err != nil {
-					return err
-				}
-			}
-			first := d.Version - int64(len(in.History))
-			_, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: d.ID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: first}}}})
-			return err
-		}},
-		{"journal", func() error {
-			_, err := s.journal.InsertOne(ctx, bson.D{{Key: "_id", Value: in.JournalSeq}, {Key: "kind", Value: crawlkeeper.RekeyJournal},
-				{Key: "at", Value: in.JournalAt}, {Key: "body", Value: in.Journal}})
-			if mongo.IsDuplicateKeyError(err) {
-				return nil // written before a crash
-			}
-			return err
-		}},
-	}
-	for _, st := range steps {
-		if err := st.run(); err != nil {
-			return s.wrap("merge into record "+itoa(d.ID)+": "+st.name, err)
-		}
-		if err := s.step("merge:" + st.name); err != nil {
-			return err
-		}
-	}
-	_, err := s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}})
-	return s.wrap("merge", err)
-}
-
-// repairRekeys rolls forward every rekey intent a crashed process left.
-// A rekey run is one process; intents of one still running elsewhere are
-// rolled forward too, which is harmless because every step is idempotent.
-func (s *Store) repairRekeys(ctx context.Context) error {
-	cur, err := s.rekeys.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "at", Value: 1}}))
+// settleRecords settles the rekey intents that involve any of ids, as a
+// writer does that found them held, and reports whether anything changed.
+func (s *Store) settleRecords(ctx context.Context, ids []int64) (bool, error) {
+	cur, err := s.rekeys.Find(ctx, bson.D{{Key: "ids", Value: bson.D{{Key: "$in", Value: ids}}}})
 	if err != nil {
-		return s.wrap("repair rekey", err)
+		return false, s.wrap("settle rekey intents", err)
 	}
 	var intents []*rekeyIntent
 	if err := cur.All(ctx, &intents); err != nil {
+		return false, s.wrap("settle rekey intents", err)
+	}
+	progressed := false
+	for _, in := range intents {
+		p, err := s.settleIntent(ctx, in, s.staleBefore())
+		if err != nil {
+			return false, err
+		}
+		progressed = progressed || p
+	}
+	return progressed, nil
+}
+
+// settleIntent takes an intent as far as a process other than its owner
+// may, and reports whether it did anything: a committed merge is rolled
+// forward and an aborting one back whatever their age; a planned merge
+// and a key change only once written before olderThan (their process is
+// presumed dead). A done merge is left to the repair.
+func (s *Store) settleIntent(ctx context.Context, in *rekeyIntent, olderThan time.Time) (bool, error) {
+	stale := olderThan.IsZero() || in.At < olderThan.UnixMicro()
+	switch in.Kind {
+	case rekeyKeys:
+		if !stale {
+			return false, nil
+		}
+		return true, s.finishKeyIntent(ctx, in)
+	case rekeyMerge:
+		switch in.Phase {
+		case phaseCommitted:
+			return true, s.rollForward(ctx, in)
+		case phaseAborting:
+			return true, s.rollBack(ctx, in)
+		case phasePlanned:
+			if !stale {
+				return false, nil
+			}
+			return true, s.rollBack(ctx, in)
+		case phaseDone:
+			return false, nil
+		}
+		return false, fmt.Errorf("%w: rekey intent %s kept the whole merge in itself; finish it by running `crawlkeeper check` with the version that wrote it", errOldIntent, in.ID)
+	}
+	return false, fmt.Errorf("repair rekey: unknown intent kind %q", in.Kind)
+}
+
+// errOldIntent marks a merge intent written by a version before merges
+// had phases. Open leaves it (ingest never meets one); rekey and Check
+// report it.
+var errOldIntent = errors.New("a merge was interrupted under an older crawlkeeper")
+
+// repairRekeys settles every rekey intent that is not done
+// (settleIntent, with olderThan; zero settles every one), buries the done
+// merges written before olderThan (buryMerge) and deletes them, and
+// deletes staged documents whose intent is gone. With buryAll it buries
+// every done merge, however young (Check: a late entry is not history).
+func (s *Store) repairRekeys(ctx context.Context, olderThan time.Time, buryAll bool) error {
+	intents, err := s.findIntents(ctx, bson.D{{Key: "phase", Value: bson.D{{Key: "$ne", Value: phaseDone}}}})
+	if err != nil {
 		return s.wrap("repair rekey", err)
 	}
+	var old error
 	for _, in := range intents {
-		switch in.Kind {
-		case rekeyKeys:
-			err = s.finishKeyIntent(ctx, in)
-		case rekeyMerge:
-			err = s.finishMerge(ctx, in)
-		default:
-			err = fmt.Errorf("repair rekey: unknown intent kind %q", in.Kind)
-		}
-		if err != nil {
+		if _, err := s.settleIntent(ctx, in, olderThan); errors.Is(err, errOldIntent) {
+			old = err // the others are settled all the same
+		} else if err != nil {
 			return err
 		}
 	}
+	done := bson.D{{Key: "phase", Value: phaseDone}}
+	before := int64(math.MaxInt64)
+	if !olderThan.IsZero() {
+		before = olderThan.UnixMicro()
+	}
+	if !buryAll {
+		done = append(done, bson.E{Key: "at", Value: bson.D{{Key: "$lt", Value: before}}})
+	}
+	if intents, err = s.findIntents(ctx, done); err != nil {
+		return s.wrap("repair rekey", err)
+	}
+	for _, in := range intents {
+		if _, err := s.buryMerge(ctx, in, in.At < before); err != nil {
+			return err
+		}
+	}
+	if err := s.cleanStaged(ctx); err != nil {
+		return err
+	}
+	return old
+}
+
+// findIntents returns the rekey intents that match filter, oldest first.
+func (s *Store) findIntents(ctx context.Context, filter bson.D) ([]*rekeyIntent, error) {
+	cur, err := s.rekeys.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "at", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var intents []*rekeyIntent
+	err = cur.All(ctx, &intents)
+	return intents, err
+}
+
+// buryMerge deletes the history that an ingest which read a victim (or
+// the survivor) before a done merge's mark wrote after the merge deleted
+// that history, and with remove the intent too. It reports whether it
+// deleted any entry.
+func (s *Store) buryMerge(ctx context.Context, in *rekeyIntent, remove bool) (bool, error) {
+	var n int64
+	victims, _ := in.victims()
+	if len(victims) > 0 {
+		res, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: bson.D{{Key: "$in", Value: victims}}}})
+		if err != nil {
+			return false, s.wrap("repair rekey", err)
+		}
+		n += res.DeletedCount
+	}
+	res, err := s.history.DeleteMany(ctx, bson.D{{Key: "record_id", Value: in.SurvivorID}, {Key: "version", Value: bson.D{{Key: "$lt", Value: in.First}}},
+		{Key: "merge", Value: bson.D{{Key: "$exists", Value: false}}}})
+	if err != nil {
+		return false, s.wrap("repair rekey", err)
+	}
+	n += res.DeletedCount
+	if remove {
+		if _, err := s.rekeys.DeleteOne(ctx, bson.D{{Key: "_id", Value: in.ID}, {Key: "phase", Value: phaseDone}}); err != nil {
+			return false, s.wrap("repair rekey", err)
+		}
+	}
+	return n > 0, nil
+}
+
+// buriedLate buries the done merges that involve any of ids (buryMerge)
+// and reports whether any late history was there: a merge planned from
+// a history that held such an entry must not apply.
+func (s *Store) buriedLate(ctx context.Context, ids []int64) (bool, error) {
+	intents, err := s.findIntents(ctx, bson.D{{Key: "phase", Value: phaseDone}, {Key: "ids", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return false, s.wrap("merge", err)
+	}
+	late := false
+	for _, in := range intents {
+		l, err := s.buryMerge(ctx, in, false)
+		if err != nil {
+			return false, err
+		}
+		late = late || l
+	}
+	return late, nil
+}
+
+// cleanStaged deletes staged documents whose intent is gone or done (a
+// crash after the merge finished, or a process that staged after its
+// intent was rolled back for it).
+func (s *Store) cleanStaged(ctx context.Context) error {
+	// A find rather than distinct, which FerretDB 1.24 refuses when the
+	// driver adds maxTimeMS (a context with a deadline).
+	cur, err := s.staged.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "intent", Value: 1}}))
+	if err != nil {
+		return s.wrap("repair rekey", err)
+	}
+	var docs []struct {
+		Intent string `bson:"intent"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return s.wrap("repair rekey", err)
+	}
+	seen := map[string]bool{}
+	for _, d := range docs {
+		id := d.Intent
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		n, err := s.rekeys.CountDocuments(ctx, bson.D{{Key: "_id", Value: id}, {Key: "phase", Value: bson.D{{Key: "$ne", Value: phaseDone}}}})
+		if err != nil {
+			return s.wrap("repair rekey", err)
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := s.staged.DeleteMany(ctx, bson.D{{Key: "intent", Value: id}}); err != nil {
+			return s.wrap("repair rekey", err)
+		}
+	}
 	return nil
+}
+
+// clearLeftMarks removes the marks whose intent is gone or done, which a
+// process left that kept working after its planned intent was rolled back
+// for it. It reads every marked document, so only Check runs it.
+func (s *Store) clearLeftMarks(ctx context.Context) error {
+	var marks []markRef
+	for _, archived := range []bool{false, true} {
+		docs, err := findDocs(ctx, s.collection(archived), bson.D{{Key: "merging", Value: bson.D{{Key: "$exists", Value: true}}}},
+			options.Find().SetProjection(bson.D{{Key: "merging", Value: 1}}))
+		if err != nil {
+			return s.wrap("check merge marks", err)
+		}
+		for _, d := range docs {
+			marks = append(marks, markRef{archived: archived, id: d.ID, intent: d.Merging})
+		}
+	}
+	if len(marks) == 0 {
+		return nil
+	}
+	// Live intents are settled as far as their age allows; left-over
+	// marks go.
+	_, err := s.settleMarks(ctx, marks)
+	return err
 }

@@ -67,7 +67,7 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 		if p.SetEvent {
 			set = append(set, bson.E{Key: "event_at", Value: sqlstore.Micros(p.EventAt)}, bson.E{Key: "date_errors", Value: nilIfEmpty(p.DateErrors)})
 		}
-		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: p.ID}, {Key: "version", Value: p.Version}},
+		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: p.ID}, {Key: "version", Value: p.Version}, unmarked},
 			bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
 		if err != nil {
 			return nil, s.wrap("write processed", err)

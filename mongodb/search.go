@@ -196,7 +196,7 @@ func (s *Store) SetSearchText(ctx context.Context, updates []crawlkeeper.SearchT
 				continue
 			}
 			models = append(models, mongo.NewUpdateOneModel().
-				SetFilter(bson.D{{Key: "_id", Value: u.ID}, {Key: "version", Value: u.Version}}).
+				SetFilter(bson.D{{Key: "_id", Value: u.ID}, {Key: "version", Value: u.Version}, unmarked}).
 				SetUpdate(bson.D{{Key: "$set", Value: bson.D{{Key: "search_text", Value: u.Text}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}}))
 		}
 		if len(models) == 0 {
