@@ -275,7 +275,7 @@ type indexSet struct {
 // walk.
 func (s *Store) indexSets() []indexSet {
 	records := []indexSpec{ix(true, "key"), ix(false, "crawled_at", "_id"), ix(false, "last_updated_at", "_id"),
-		ix(false, "event_at", "_id"), ix(false, "source", "last_updated_at")}
+		ix(false, "event_at", "_id"), ix(false, "source", "last_updated_at"), ix(false, "date_errors")}
 	return []indexSet{
 		{s.active, records},
 		{s.archive, append(slices.Clone(records), ix(false, "archived_at", "_id"))},

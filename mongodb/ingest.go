@@ -311,7 +311,7 @@ func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed,
 			{Key: "url", Value: d.URL}, {Key: "item", Value: d.Item}, {Key: "content_hash", Value: d.ContentHash},
 			{Key: "last_updated_at", Value: d.LastUpdatedAt}, {Key: "last_changed_at", Value: d.LastChangedAt}, {Key: "version", Value: d.Version},
 			{Key: "event_at", Value: d.EventAt}, {Key: "date_errors", Value: d.DateErrors}, {Key: "search_text", Value: d.SearchText},
-			{Key: "last_round", Value: d.LastRound}, {Key: "last_target", Value: d.LastTarget}}
+			{Key: "last_round", Value: d.LastRound}, {Key: "last_target", Value: d.LastTarget}, {Key: "fetches", Value: d.Fetches}}
 		if r.Archived() {
 			set = append(set, bson.E{Key: "item_bytes", Value: d.ItemBytes}, bson.E{Key: "stored_bytes", Value: d.StoredBytes})
 		}
@@ -319,7 +319,8 @@ func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed,
 	}
 	for _, r := range touched {
 		set := bson.D{{Key: "last_updated_at", Value: r.LastUpdatedAt.UnixMicro()}, {Key: "event_at", Value: sqlstore.Micros(r.EventAt)},
-			{Key: "date_errors", Value: r.DateErrors}, {Key: "last_round", Value: r.LastRound}, {Key: "last_target", Value: r.LastTarget}}
+			{Key: "date_errors", Value: r.DateErrors}, {Key: "last_round", Value: r.LastRound}, {Key: "last_target", Value: r.LastTarget},
+			{Key: "fetches", Value: fetchesDoc(r.Fetches)}}
 		models = append(models, condUpdate(r.ID, rev[r.ID], set))
 	}
 	res, err := bulkChunks(ctx, c, models)

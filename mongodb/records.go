@@ -49,6 +49,10 @@ type recordDoc struct {
 	// needed.
 	LastRound  string `bson:"last_round,omitempty"`
 	LastTarget string `bson:"last_target,omitempty"`
+	// Fetches are the record's delivery counts for the recrawl advisor
+	// (crawlkeeper.FetchCounts); absent on documents written before they
+	// were counted, until the next delivery.
+	Fetches *fetchDoc `bson:"fetches,omitempty"`
 	// Rev counts the writes to this document; conditional writes name it.
 	Rev int64 `bson:"rev"`
 	// Merging is the id of the rekey merge that holds the document (see
@@ -72,7 +76,7 @@ func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 		CrawledAt: r.CrawledAt.UnixMicro(), LastUpdatedAt: r.LastUpdatedAt.UnixMicro(), LastChangedAt: r.LastChangedAt.UnixMicro(),
 		Version: r.Version, EventAt: sqlstore.Micros(r.EventAt), DateErrors: r.DateErrors, ProcessedAt: sqlstore.Micros(r.ProcessedAt),
 		ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain, Derived: sqlstore.Blob(r.Derived), Rev: rev,
-		SearchText: r.SearchText, LastRound: r.LastRound, LastTarget: r.LastTarget,
+		SearchText: r.SearchText, LastRound: r.LastRound, LastTarget: r.LastTarget, Fetches: fetchesDoc(r.Fetches),
 	}
 	if d.KeyParts == nil {
 		d.KeyParts = []string{}
@@ -88,6 +92,22 @@ func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 		d.ArchiveReason = string(r.ArchiveReason)
 	}
 	return d
+}
+
+// fetchDoc is crawlkeeper.FetchCounts in a document.
+type fetchDoc struct {
+	Refetches   int64 `bson:"refetches"`
+	Changes     int64 `bson:"changes"`
+	ChangedUS   int64 `bson:"changed_us"`
+	UnchangedUS int64 `bson:"unchanged_us"`
+}
+
+func fetchesDoc(f *crawlkeeper.FetchCounts) *fetchDoc {
+	if f == nil {
+		return nil
+	}
+	d := fetchDoc(*f)
+	return &d
 }
 
 // record returns the record of d, decompressing an archived payload.
@@ -107,6 +127,10 @@ func (d *recordDoc) record() (*crawlkeeper.Record, error) {
 	}
 	if len(d.Derived) > 0 {
 		r.Derived = d.Derived
+	}
+	if d.Fetches != nil {
+		f := crawlkeeper.FetchCounts(*d.Fetches)
+		r.Fetches = &f
 	}
 	if r.Item == nil {
 		r.Item = []byte{}
