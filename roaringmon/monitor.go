@@ -814,3 +814,13 @@ func (m *Monitor) Fields(ctx context.Context, source string) ([]crawlkeeper.Fiel
 	}
 	return crawlkeeper.FieldReports(stats, source, m.opts), nil
 }
+
+// MonitorSize implements crawlkeeper.MonitorSizer when the persister
+// reports its tables' sizes (the SQL stores do).
+func (m *Monitor) MonitorSize(ctx context.Context) (*crawlkeeper.MonitorSize, error) {
+	s, ok := m.p.(crawlkeeper.MonitorSizer)
+	if !ok {
+		return nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "this store does not report the size of the monitor's data")
+	}
+	return s.MonitorSize(ctx)
+}

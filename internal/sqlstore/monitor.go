@@ -25,12 +25,42 @@ type Monitor interface {
 	// split over rows numbered by a chunk column), or 0 when the tables
 	// have no chunk column and a row holds a whole body.
 	MonitorChunk() int
+	// TableBytes returns what a table takes on disk with its indexes, as
+	// the engine counts it (0 for a table that does not exist).
+	TableBytes(ctx context.Context, table string) (int64, error)
 }
 
 var (
 	_ crawlkeeper.MonitorPersister = (*Store)(nil)
 	_ crawlkeeper.TxMarkStore      = (*Store)(nil)
+	_ crawlkeeper.MonitorSizer     = (*Store)(nil)
 )
+
+// monitorDictTables and monitorTables name the monitor's tables: the
+// dictionary's, then the rest.
+var (
+	monitorDictTables = []string{"monitor_targets"}
+	monitorTables     = []string{"monitor_log", "monitor_parts", "monitor_meta"}
+)
+
+// MonitorSize implements crawlkeeper.MonitorSizer from the engine's own
+// table and index sizes.
+func (s *Store) MonitorSize(ctx context.Context) (*crawlkeeper.MonitorSize, error) {
+	sz := &crawlkeeper.MonitorSize{}
+	for i, tables := range [][]string{monitorDictTables, monitorTables} {
+		for _, t := range tables {
+			n, err := s.e.TableBytes(ctx, t)
+			if err != nil {
+				return nil, s.e.Wrap("monitor size", err)
+			}
+			if i == 0 {
+				sz.Dictionary += n
+			}
+			sz.Total += n
+		}
+	}
+	return sz, nil
+}
 
 // SetTxMarker implements crawlkeeper.TxMarkStore: from now on Ingest
 // writes a batch's marks through m in the batch's transaction.
