@@ -27,10 +27,16 @@ func EmbeddedMarks(ctx context.Context, st crawlkeeper.Store) (bench.MarkBaselin
 	switch s := st.(type) {
 	case *sqlite.Store:
 		ddl = `CREATE TABLE bench_marks (seq INTEGER PRIMARY KEY, ids BLOB NOT NULL)`
-		m.exec = func(ctx context.Context, q string, args ...any) error { _, err := s.DB().ExecContext(ctx, q, args...); return err }
+		m.exec = func(ctx context.Context, q string, args ...any) error {
+			_, err := s.DB().ExecContext(ctx, q, args...)
+			return err
+		}
 	case *mysql.Store:
 		ddl = `CREATE TABLE bench_marks (seq BIGINT AUTO_INCREMENT PRIMARY KEY, ids LONGBLOB NOT NULL)`
-		m.exec = func(ctx context.Context, q string, args ...any) error { _, err := s.DB().ExecContext(ctx, q, args...); return err }
+		m.exec = func(ctx context.Context, q string, args ...any) error {
+			_, err := s.DB().ExecContext(ctx, q, args...)
+			return err
+		}
 	case *postgres.Store:
 		ddl = `CREATE TABLE bench_marks (seq bigserial PRIMARY KEY, ids bytea NOT NULL)`
 		m.exec = func(ctx context.Context, q string, args ...any) error {
