@@ -204,6 +204,10 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		s.db.Close()
 		return nil, err
 	}
+	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

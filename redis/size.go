@@ -14,11 +14,7 @@ var _ crawlkeeper.MonitorSizer = (*Monitor)(nil)
 // the target dictionary.
 func (m *Monitor) isDictKey(key string) bool {
 	rest := strings.TrimPrefix(key, m.prefix+":")
-	switch {
-	case rest == "targets", rest == "target_names", rest == "target_next":
-		return true
-	}
-	return false
+	return rest == "targets" || rest == "target_names" || rest == "target_next" || strings.HasPrefix(rest, "dict:")
 }
 
 // MonitorSize implements crawlkeeper.MonitorSizer: the sum of MEMORY

@@ -207,3 +207,8 @@ func (e engine) TableBytes(ctx context.Context, table string) (int64, error) {
 		OR name IN (SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1)`, table).Scan(&n)
 	return n.Int64, err
 }
+
+// MonitorDictBlock keeps a dictionary block within one 4 KB page (a
+// cell's local payload is at most 4,061 bytes), so none spills into
+// overflow pages.
+func (engine) MonitorDictBlock() int { return 4000 }
