@@ -28,12 +28,23 @@ import (
 )
 
 // DefaultCompactEvery is how many log entries accumulate before the log is
-// folded into snapshot parts.
-const DefaultCompactEvery = 1000
+// folded into snapshot parts; DefaultCompactBytes is how many bytes of
+// them do (a day of marks over 400,000 targets in random order writes
+// about 0.8 MB of log: folding by bytes keeps the log a small part of the
+// monitor).
+const (
+	DefaultCompactEvery = 1000
+	DefaultCompactBytes = 256 << 10
+)
 
-// keepLog is how many folded log entries stay, so that a process that lags
-// a little catches up from the log instead of reloading every part.
-const keepLog = 256
+// A fold keeps the newest log entries that fit keepBytes (at least
+// minKeep, at most keepLog), so that a process that lags a little catches
+// up from the log instead of reloading every part.
+const (
+	keepLog   = 256
+	keepBytes = 64 << 10
+	minKeep   = 8
+)
 
 // Monitor is the embedded implementation of crawlkeeper.Monitor.
 type Monitor struct {
@@ -278,7 +289,7 @@ func (m *Monitor) compactEvery() int64 {
 
 func (m *Monitor) maybeCompact(ctx context.Context) error {
 	m.mu.Lock()
-	due := m.st != nil && m.st.seq-m.st.snapSeq >= m.compactEvery()
+	due := m.st != nil && (m.st.seq-m.st.snapSeq >= m.compactEvery() || m.st.unfolded() >= DefaultCompactBytes)
 	m.mu.Unlock()
 	if !due {
 		return nil
@@ -310,7 +321,7 @@ func (m *Monitor) Compact(ctx context.Context) error {
 				return err
 			}
 		}
-		return tx.FoldLog(seq, keepLog)
+		return tx.FoldLog(seq, m.st.keepAfterFold())
 	})
 	if err != nil {
 		return wrap("compact monitor", err)
@@ -522,6 +533,13 @@ func (m *Monitor) MergeBuckets(ctx context.Context, now time.Time) (*crawlkeeper
 	})
 	if err != nil {
 		return nil, err
+	}
+	if res.Dropped > 0 {
+		// The snapshot still holds the dropped sets: fold now, so that the
+		// space goes when the sets do.
+		if err := m.Compact(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

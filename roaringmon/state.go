@@ -36,6 +36,37 @@ type state struct {
 	// dirty maps a snapshot part to the last log entry that changed it, so
 	// a snapshot rewrites only what changed.
 	dirty map[string]int64
+	// sizes are the body sizes of the last keepLog entries applied, for
+	// folding the log by bytes.
+	sizes []entrySize
+}
+
+type entrySize struct{ seq, n int64 }
+
+// unfolded returns the bytes of the entries applied after the snapshot
+// (as far as sizes remembers).
+func (s *state) unfolded() int64 {
+	var n int64
+	for _, e := range s.sizes {
+		if e.seq > s.snapSeq {
+			n += e.n
+		}
+	}
+	return n
+}
+
+// keepAfterFold returns how many of the newest entries a fold keeps: as
+// many as fit keepBytes, from minKeep to keepLog.
+func (s *state) keepAfterFold() int64 {
+	var k, n int64
+	for i := len(s.sizes) - 1; i >= 0 && k < keepLog; i-- {
+		n += s.sizes[i].n
+		if n > keepBytes && k >= minKeep {
+			break
+		}
+		k++
+	}
+	return max(k, minKeep)
 }
 
 func newState() *state {
@@ -214,6 +245,10 @@ func (s *state) apply(seq int64, body []byte, opts crawlkeeper.MonitorOptions) e
 		return fmt.Errorf("log entry %d: %w", seq, d.err)
 	}
 	s.seq = seq
+	s.sizes = append(s.sizes, entrySize{seq, int64(len(body))})
+	if len(s.sizes) > 2*keepLog {
+		s.sizes = append(s.sizes[:0], s.sizes[len(s.sizes)-keepLog:]...)
+	}
 	return nil
 }
 
