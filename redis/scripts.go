@@ -37,26 +37,6 @@ local function page(key, from, limit)
 end
 `
 
-// assignIDs gives dictionary ids to names: known names keep theirs, new
-// names take the next value of the counter. KEYS: targets hash, names
-// hash, counter. Returns the ids in ARGV order, then the count of new names.
-var assignIDs = goredis.NewScript(`
-local out = {}
-local new = 0
-for i, n in ipairs(ARGV) do
-  local id = redis.call('HGET', KEYS[1], n)
-  if not id then
-    id = redis.call('INCR', KEYS[3]) - 1
-    redis.call('HSET', KEYS[1], n, id)
-    redis.call('HSET', KEYS[2], id, n)
-    new = new + 1
-  end
-  out[i] = tonumber(id)
-end
-table.insert(out, new)
-return out
-`)
-
 // ensureRound creates a round if needed and returns its bucket length.
 // KEYS: rounds zset. ARGV: round prefix, round name, created (µs),
 // requested bucket (s, 0 = keep), default bucket (s).
