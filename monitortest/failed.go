@@ -109,7 +109,7 @@ func testFailed(t *testing.T, open Opener) {
 
 	// The latest reason wins; a later failure without a reason keeps the
 	// last one sent; a target done after it failed is no longer listed.
-	e.markFailed(e.M, "r", T0.Add(3*time.Minute), map[string]string{ts[2]: "HTTP 502"}, ts[2], ts[5])
+	e.markFailed(e.M, "r", T0.Add(3*time.Minute), map[string]string{ts[2]: "HTTP 502", ts[5]: " \n\t "}, ts[2], ts[5])
 	e.mark(e.M, "r", crawlkeeper.MarkDone, T0.Add(4*time.Minute), ts[7])
 	p = e.failed(e.M, crawlkeeper.FailedQuery{Round: "r"})
 	equal(t, "after retries", failedNames(p), []string{ts[2] + "=HTTP 502", ts[3], ts[5] + "=timeout after 30s", ts[9] + "=dns: no such host retry later", ts[10]})

@@ -387,13 +387,13 @@ func (m *Monitor) Mark(ctx context.Context, marks []crawlkeeper.Mark) (int, erro
 	// The latest reason of each failed target, by round: one HSET each.
 	reasons := map[string]map[uint32]string{}
 	for _, mk := range marks {
-		if mk.Kind == crawlkeeper.MarkFailed && mk.Reason != "" {
+		if reason := crawlkeeper.CleanReason(mk.Reason); mk.Kind == crawlkeeper.MarkFailed && reason != "" {
 			rs := reasons[mk.Round]
 			if rs == nil {
 				rs = map[uint32]string{}
 				reasons[mk.Round] = rs
 			}
-			rs[ids[mk.Target]] = crawlkeeper.CleanReason(mk.Reason)
+			rs[ids[mk.Target]] = reason
 		}
 		k := gk{round: mk.Round, kind: mk.Kind}
 		if mk.Kind == crawlkeeper.MarkDone {

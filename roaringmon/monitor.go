@@ -473,14 +473,14 @@ func (m *Monitor) markBuilder(marks []crawlkeeper.Mark) builder {
 			}
 			id := ids(mk.Target)
 			g.bm.Add(id)
-			if mk.Kind == crawlkeeper.MarkFailed && mk.Reason != "" {
+			if reason := crawlkeeper.CleanReason(mk.Reason); mk.Kind == crawlkeeper.MarkFailed && reason != "" {
 				rs := reasons[mk.Round]
 				if rs == nil {
 					rs = map[uint32]string{}
 					reasons[mk.Round] = rs
 					reasonRounds = append(reasonRounds, mk.Round)
 				}
-				rs[id] = crawlkeeper.CleanReason(mk.Reason)
+				rs[id] = reason
 			}
 		}
 		e := &enc{}
