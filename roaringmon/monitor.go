@@ -30,11 +30,12 @@ import (
 // DefaultCompactEvery is how many log entries accumulate before the log is
 // folded into snapshot parts; DefaultCompactBytes is how many bytes of
 // them do (a day of marks over 400,000 targets in random order writes
-// about 0.8 MB of log: folding by bytes keeps the log a small part of the
-// monitor).
+// about 0.8 MB of log). A fold rewrites the parts that changed, bucket
+// sets included, so folding more often trades log for rewritten parts,
+// whose old rows PostgreSQL and InnoDB keep until they reuse the space.
 const (
 	DefaultCompactEvery = 1000
-	DefaultCompactBytes = 256 << 10
+	DefaultCompactBytes = 1 << 20
 )
 
 // A fold keeps the newest log entries that fit keepBytes (at least
