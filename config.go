@@ -213,9 +213,16 @@ type ArchiveConfig struct {
 type MonitorConfig struct {
 	// Bucket is the default bucket length of a round. Defaults to 10m.
 	Bucket Duration `yaml:"bucket" json:"bucket,omitempty"`
-	// BucketRetention is how long merged bucket sets are kept before only
-	// their counts remain. Defaults to 7d.
+	// BucketRetention is how long after its end a merged bucket's set is
+	// kept while its round is still open, before only its count remains.
+	// Defaults to 7d.
 	BucketRetention Duration `yaml:"bucket_retention" json:"bucket_retention,omitempty"`
+	// BucketRetentionClosed is the same once the round is closed: nothing
+	// queued in it remains, or a later round was created. Bucket sets say
+	// which bucket each target was done in, which matters for the round
+	// in progress; the counts of the throughput chart stay. Capped by
+	// bucket_retention. Defaults to 1h.
+	BucketRetentionClosed Duration `yaml:"bucket_retention_closed" json:"bucket_retention_closed,omitempty"`
 	// Samples is how many sample records a rare field collects before it
 	// is "enough". Defaults to 20.
 	Samples int `yaml:"samples" json:"samples,omitempty"`

@@ -43,6 +43,9 @@ type IngestSummary struct {
 	DateErrorList []ItemError `json:"date_error_list,omitempty"`
 	// Marked counts crawl-round marks recorded from _target and _round.
 	Marked int `json:"marked"`
+	// Reports counts failure reports: items with _error and no other
+	// fields, which mark their target failed and are not stored.
+	Reports int `json:"reports,omitempty"`
 }
 
 // maxReportedDateErrors bounds the date errors an ingest summary lists.
@@ -323,12 +326,52 @@ func (g *Ingester) checkKeyRules(ctx context.Context, items []*Prepared) {
 	}
 }
 
-// write commits one batch and runs the hooks.
-func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSummary) error {
-	if len(items) == 0 {
+// write commits one batch and runs the hooks. Failure reports among the
+// items give marks only; the other items are stored.
+func (g *Ingester) write(ctx context.Context, all []*Prepared, sum *IngestSummary) error {
+	if len(all) == 0 {
 		return nil
 	}
 	now := g.now()
+	monitored := g.MarksInStore || g.Monitor != nil
+	items := all
+	var reports []*Prepared
+	for i, it := range all {
+		if !it.Report {
+			if reports != nil {
+				items = append(items, it)
+			}
+			continue
+		}
+		if reports == nil {
+			items = append([]*Prepared{}, all[:i]...)
+			reports = []*Prepared{}
+		}
+		if !monitored {
+			sum.reject(it.Line, Errorf(EINVALID, "item has no fields besides metadata: a failure report (_error) needs the crawl monitor, which this process does not have"))
+			continue
+		}
+		reports = append(reports, it)
+	}
+	if len(items) == 0 {
+		if len(reports) == 0 {
+			return nil
+		}
+		if g.Monitor == nil {
+			for _, it := range reports {
+				sum.reject(it.Line, Errorf(EINVALID, "a failure report (_error) in a batch of its own needs the crawl monitor, which this process does not have"))
+			}
+			return nil
+		}
+		marks := MarksFromItems(reports, now)
+		n, err := g.Monitor.Mark(ctx, marks)
+		if err != nil {
+			return &Error{Code: ErrorCode(err), Message: fmt.Sprintf("%d failure reports were not recorded (send them again once the monitor is back)", len(reports)), Err: err}
+		}
+		sum.Marked += n
+		sum.Reports += len(reports)
+		return nil
+	}
 	b := &IngestBatch{Items: items, Now: now}
 	if g.Config != nil {
 		// Every source's policy is resolved before the write: a source
@@ -356,8 +399,8 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 		rules := g.Rules
 		b.Due = func(r *Record) (ArchiveReason, bool) { return rules.Due(r, now) }
 	}
-	if g.MarksInStore || g.Monitor != nil {
-		b.Marks = MarksFromItems(items, now)
+	if monitored {
+		b.Marks = MarksFromItems(append(append([]*Prepared{}, items...), reports...), now)
 	}
 	g.checkKeyRules(ctx, items)
 	// A batch is idempotent (re-applying it converges), so a store outage
@@ -392,6 +435,7 @@ func (g *Ingester) write(ctx context.Context, items []*Prepared, sum *IngestSumm
 			sum.Refreshed++
 		}
 	}
+	sum.Reports += len(reports)
 	if res.MarksWritten {
 		sum.Marked += len(b.Marks)
 	}

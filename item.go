@@ -18,6 +18,11 @@ const (
 	MetaTarget    = "_target"
 	MetaRound     = "_round"
 	MetaCrawledAt = "_crawled_at"
+	// MetaError reports that fetching the item's target failed: the
+	// item's (round, target) is marked failed with this reason instead of
+	// done. An item with _error and no other fields is a failure report
+	// only, and is not stored.
+	MetaError = "_error"
 )
 
 // Meta is the metadata of one item or of a whole request. An item's own
@@ -27,6 +32,8 @@ type Meta struct {
 	Target    string
 	Round     string
 	CrawledAt any // a string or json.Number as the crawler sent it; nil if absent
+	// Error is the failure reason of _error; empty when the fetch worked.
+	Error string
 }
 
 // RawItem is one item as read from input, before validation.
@@ -225,6 +232,15 @@ func DecodeItem(data []byte, base Meta) (map[string]any, Meta, error) {
 				return nil, meta, err
 			}
 			meta.Round = r
+		case MetaError:
+			s, ok := val.(string)
+			if !ok {
+				return nil, meta, Errorf(EINVALID, "metadata %s must be a string (the reason the target failed), got %s", k, aKind(val))
+			}
+			if s = CleanReason(s); s == "" {
+				s = "error"
+			}
+			meta.Error = s
 		case MetaCrawledAt:
 			switch val.(type) {
 			case string, json.Number:

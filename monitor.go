@@ -8,9 +8,10 @@ import (
 
 // Monitor defaults. MonitorConfig documents which field falls back to which.
 const (
-	DefaultBucket          = 10 * time.Minute
-	DefaultBucketRetention = 7 * 24 * time.Hour
-	DefaultRareBelow       = 0.2
+	DefaultBucket                = 10 * time.Minute
+	DefaultBucketRetention       = 7 * 24 * time.Hour
+	DefaultClosedBucketRetention = time.Hour
+	DefaultRareBelow             = 0.2
 	// DefaultRemainingLimit is the page size of Remaining and Diff when
 	// none is given; MaxRemainingLimit bounds it.
 	DefaultRemainingLimit = 100
@@ -46,6 +47,12 @@ type Monitor interface {
 	// target named after (from the start when empty). An unknown after is
 	// ENOTFOUND.
 	Remaining(ctx context.Context, round, after string, limit int) ([]string, error)
+	// Failed returns a page of the targets that failed in a round and
+	// were not done in it afterwards, with their latest reasons, in
+	// dictionary order: all of them, those that failed in another round
+	// too (q.Also), or those done in a later round (q.DoneLater). An
+	// unknown round or after is ENOTFOUND.
+	Failed(ctx context.Context, q FailedQuery) (*FailedPage, error)
 	// Diff compares the done sets of two rounds: counts of targets done in
 	// one but not the other, and up to limit names of each, in dictionary
 	// order after the target named after.
@@ -56,8 +63,9 @@ type Monitor interface {
 	Target(ctx context.Context, name string) (*TargetStatus, error)
 	// MergeBuckets is one step of the background merger: it folds every
 	// finished bucket (now ≥ its end) into its round's done set, keeping the
-	// bucket's count, and drops bucket sets whose end is older than the
-	// retention. It is idempotent.
+	// bucket's count, and drops the sets of merged buckets whose end is
+	// older than the retention: ClosedBucketRetention in a closed round
+	// (see RoundClosed), BucketRetention in the others. It is idempotent.
 	MergeBuckets(ctx context.Context, now time.Time) (*MergeResult, error)
 	// ObserveFields records which fields committed items had and whether
 	// they were filled, for rare-field tracking (see FieldReport).
@@ -76,8 +84,14 @@ type Monitor interface {
 type MonitorOptions struct {
 	// Bucket is the bucket length of rounds created without one.
 	Bucket time.Duration
-	// BucketRetention is how long after its end a bucket's set is kept.
+	// BucketRetention is how long after its end a merged bucket's set is
+	// kept while its round is open.
 	BucketRetention time.Duration
+	// ClosedBucketRetention is how long after its end a merged bucket's
+	// set is kept once its round is closed (see RoundClosed): bucket sets
+	// answer which bucket a target was done in, a question for the round
+	// in progress; their counts stay for the throughput chart.
+	ClosedBucketRetention time.Duration
 	// Samples is how many sample record ids a field collects.
 	Samples int
 	// RareBelow is the fill rate under which a field is reported as rare.
@@ -94,6 +108,10 @@ func (o MonitorOptions) WithDefaults() MonitorOptions {
 	if o.BucketRetention <= 0 {
 		o.BucketRetention = DefaultBucketRetention
 	}
+	if o.ClosedBucketRetention <= 0 {
+		o.ClosedBucketRetention = DefaultClosedBucketRetention
+	}
+	o.ClosedBucketRetention = min(o.ClosedBucketRetention, o.BucketRetention)
 	if o.Samples <= 0 {
 		o.Samples = DefaultSamples
 	}
@@ -110,10 +128,11 @@ func (c *Config) MonitorOptions() MonitorOptions {
 	}
 	m := c.Monitor
 	return MonitorOptions{
-		Bucket:          m.Bucket.D(),
-		BucketRetention: m.BucketRetention.D(),
-		Samples:         m.Samples,
-		RareBelow:       m.RareBelow,
+		Bucket:                m.Bucket.D(),
+		BucketRetention:       m.BucketRetention.D(),
+		ClosedBucketRetention: m.BucketRetentionClosed.D(),
+		Samples:               m.Samples,
+		RareBelow:             m.RareBelow,
 		WatchFields: func(source string) []string {
 			if p, err := c.Policy(source); err == nil {
 				return p.WatchFields
@@ -163,6 +182,49 @@ type RoundStatus struct {
 	Bucket      Duration      `json:"bucket"`
 	CreatedAt   time.Time     `json:"created_at"`
 	Buckets     []BucketCount `json:"buckets"`
+}
+
+// RoundClosed says whether a round is over, for dropping its bucket sets
+// early: nothing queued in it remains (every queued target is done or
+// failed), or a round created after it exists (the crawler moved on).
+func RoundClosed(remaining int64, later bool) bool { return remaining == 0 || later }
+
+// FailedQuery selects the failed targets of a round.
+type FailedQuery struct {
+	Round string
+	// Also, when set, keeps the targets that failed in that round too
+	// (and were not done in it).
+	Also string
+	// DoneLater keeps the targets done in a round created after Round:
+	// failures that a later round recovered.
+	DoneLater bool
+	// After and Limit page as in Remaining.
+	After string
+	Limit int
+}
+
+// FailedPage is one page of failed targets.
+type FailedPage struct {
+	Round     string `json:"round"`
+	Also      string `json:"also,omitempty"`
+	DoneLater bool   `json:"done_later,omitempty"`
+	// Count is how many targets match in all.
+	Count   int64          `json:"count"`
+	Targets []FailedTarget `json:"targets"`
+	// Next is the After of the next page; empty on the last one.
+	Next string `json:"next"`
+}
+
+// FailedTarget is one failed target with its latest reasons.
+type FailedTarget struct {
+	Target string `json:"target"`
+	// Reason is the latest reason it failed with in the round; empty
+	// when the crawler sent none.
+	Reason string `json:"reason,omitempty"`
+	// AlsoReason is the same in the round of FailedQuery.Also.
+	AlsoReason string `json:"also_reason,omitempty"`
+	// DoneIn names the first later round that did it, with DoneLater.
+	DoneIn string `json:"done_in,omitempty"`
 }
 
 // BucketCount is the throughput of one bucket: targets marked done in it.
@@ -218,6 +280,9 @@ type TargetRound struct {
 	Done   bool       `json:"done"`
 	Failed bool       `json:"failed"`
 	DoneAt *time.Time `json:"done_at,omitempty"`
+	// Reason is the latest failure reason in the round, while the target
+	// is failed there.
+	Reason string `json:"reason,omitempty"`
 }
 
 // MergeResult reports one merger step.
@@ -396,8 +461,26 @@ func ValidateMarks(marks []Mark) error {
 		if m.At.IsZero() {
 			return Errorf(EINVALID, "mark %d: no time given", i+1)
 		}
+		if m.Reason != "" && m.Kind != MarkFailed {
+			return Errorf(EINVALID, "mark %d: a reason goes with a failed mark only, not %s", i+1, m.Kind)
+		}
 	}
 	return nil
+}
+
+// ValidateFailedQuery checks a query of Failed and applies the page
+// limit.
+func ValidateFailedQuery(q FailedQuery) (FailedQuery, error) {
+	if err := ValidateRound(q.Round); err != nil {
+		return q, err
+	}
+	if q.Also != "" {
+		if err := ValidateRound(q.Also); err != nil {
+			return q, err
+		}
+	}
+	q.Limit = PageLimit(q.Limit)
+	return q, nil
 }
 
 // PageLimit applies the default and the maximum to a page size.

@@ -76,3 +76,21 @@ type TxMarker interface {
 type TxMarkStore interface {
 	SetTxMarker(m TxMarker)
 }
+
+// MonitorSize is what a monitor's data takes in its backend, as the engine
+// itself reports it: table and index sizes in SQL, MEMORY USAGE of the
+// keys in Redis.
+type MonitorSize struct {
+	// Dictionary is the target dictionary: names, ids and the indexes
+	// that look them up.
+	Dictionary int64 `json:"dictionary"`
+	// Total is everything the monitor keeps: the dictionary, rounds,
+	// buckets, failure reasons, rare-field samples and the log.
+	Total int64 `json:"total"`
+}
+
+// MonitorSizer is a monitor, or a store persisting the embedded one, that
+// can report what its data takes.
+type MonitorSizer interface {
+	MonitorSize(ctx context.Context) (*MonitorSize, error)
+}

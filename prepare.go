@@ -38,6 +38,11 @@ type Prepared struct {
 	DateFailures []DateError
 	Target       string
 	Round        string
+	// Error is the failure reason of _error (see MetaError). Report is
+	// set when the item had no fields besides metadata: it reports a
+	// failed target and is not stored.
+	Error  string
+	Report bool
 	// Fields lists the item's top-level fields and whether each had a
 	// value, for the monitor's rare-field tracking.
 	Fields []FieldFill
@@ -84,9 +89,18 @@ func (p *Preparer) PrepareDecoded(item map[string]any, meta Meta, line int, now 
 		return nil, err
 	}
 	if len(item) == 0 {
-		return nil, Errorf(EINVALID, "item has no fields besides metadata")
+		if meta.Error == "" {
+			return nil, Errorf(EINVALID, "item has no fields besides metadata")
+		}
+		if meta.Target == "" || meta.Round == "" {
+			return nil, Errorf(EINVALID, "an item with only _error reports a failed target: give it _target and _round (or --target and --round)")
+		}
+		if err := ValidateTarget(meta.Target); err != nil {
+			return nil, err
+		}
+		return &Prepared{Line: line, Source: meta.Source, Target: meta.Target, Round: meta.Round, Error: meta.Error, Report: true}, nil
 	}
-	out := &Prepared{Line: line, Source: meta.Source, Target: meta.Target, Round: meta.Round}
+	out := &Prepared{Line: line, Source: meta.Source, Target: meta.Target, Round: meta.Round, Error: meta.Error}
 	var keyed bool
 	out.Key, out.KeyParts, keyed = buildKey(pol, item)
 	if s, ok := item["title"].(string); ok {

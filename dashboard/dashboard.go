@@ -143,6 +143,8 @@ func New(o Options) http.Handler {
 	mux.Handle("GET /{$}", d.page(d.overview))
 	mux.Handle("GET /rounds", d.page(d.rounds))
 	mux.Handle("GET /rounds/{round}", d.page(d.round))
+	mux.Handle("GET /rounds/{round}/failed.txt", d.page(d.failedText))
+	mux.Handle("POST /rounds/{round}/requeue", d.action(d.requeue))
 	mux.Handle("GET /fields", d.page(d.fields))
 	mux.Handle("GET /archive", d.page(d.archive))
 	mux.Handle("POST /archive/preview", d.action(d.archivePreview))
@@ -310,7 +312,7 @@ func (d *dash) render(w http.ResponseWriter, name string, v *view) {
 	w.Write(buf.Bytes())
 }
 
-var pageNames = []string{"overview", "rounds", "round", "fields", "archive", "pipeline", "records", "record", "alerts", "login", "error"}
+var pageNames = []string{"overview", "rounds", "round", "requeue", "fields", "archive", "pipeline", "records", "record", "alerts", "login", "error"}
 
 func parseTemplates() map[string]*template.Template {
 	out := map[string]*template.Template{}

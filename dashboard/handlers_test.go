@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"html/template"
 	"io"
 	"net/http"
 	"net/url"
@@ -311,6 +312,8 @@ func TestPages(t *testing.T) {
 			}
 		}
 	})
+	// Last: it fails and re-queues targets the subtests above count.
+	t.Run("failed", func(t *testing.T) { testFailedPages(t, e) })
 }
 
 func getBody(e *env, path string) string {
@@ -369,7 +372,11 @@ func TestAuth(t *testing.T) {
 		}
 	}
 	mustContain(t, "archive as reader", getAs(e, "/archive", readToken), `id="admin-only"`, "viewer (read)")
-	for _, p := range []string{"/archive/preview", "/archive/force", "/pipeline/retry"} {
+	e.call("POST", "/api/v1/rounds/r1/fail", "ingest", "umbrella", nil)
+	if body := getAs(e, "/rounds/r1", readToken); !strings.Contains(body, `id="requeue-admin-only"`) || strings.Contains(body, `id="requeue-form"`) {
+		t.Errorf("the round page offers a re-queue to a read token")
+	}
+	for _, p := range []string{"/archive/preview", "/archive/force", "/pipeline/retry", "/rounds/r1/requeue"} {
 		if code, _, _ := e.postForm(p, readToken, nil); code != 403 {
 			t.Errorf("POST %s with read token: %d, want 403", p, code)
 		}
@@ -585,4 +592,65 @@ func num(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// testFailedPages checks the round page's failed targets against the API,
+// the download of their names and the re-queue with its confirmation.
+func testFailedPages(t *testing.T, e *env) {
+	e.call("POST", "/api/v1/rounds/r1/fail?reason=HTTP%20503", "ingest", `["hooli",{"target":"vandelay","reason":"robots.txt disallows /"}]`, nil)
+	e.call("POST", "/api/v1/rounds/r2/fail", "ingest", `[{"target":"vandelay","reason":"timeout"}]`, nil)
+	var page crawlkeeper.FailedPage
+	e.call("GET", "/api/v1/rounds/r1/failed", "read", "", &page)
+	code, body, _ := e.get("/rounds/r1", "")
+	if code != 200 || shown(t, body, "failed_listed") != page.Count || page.Count < 3 {
+		t.Fatalf("failed list: status %d, API %+v", code, page)
+	}
+	for _, ft := range page.Targets {
+		mustContain(t, "failed list", body, "<tr><td data-name>"+ft.Target+`</td><td class="err">`+template.HTMLEscapeString(ft.Reason)+"</td>")
+	}
+	mustContain(t, "failed list", body, `id="requeue-form"`, `href="/rounds/r1/failed.txt"`, `name="into" value="r1-retry"`)
+	// Failed in r1 and in r2.
+	_, body, _ = e.get("/rounds/r1?also=r2", "")
+	if shown(t, body, "failed_listed") != 1 {
+		t.Errorf("failed in r1 and r2: %d shown", shown(t, body, "failed_listed"))
+	}
+	mustContain(t, "failed in both", body, `<td data-name>vandelay</td><td class="err">robots.txt disallows /</td><td class="err">timeout</td>`, `href="/rounds/r1/failed.txt?also=r2"`)
+	// The download lists every name of the filter, one per line.
+	code, text, h := e.get("/rounds/r1/failed.txt", "")
+	var want []string
+	for _, ft := range page.Targets {
+		want = append(want, ft.Target)
+	}
+	if code != 200 || text != strings.Join(want, "\n")+"\n" || !strings.Contains(h.Get("Content-Disposition"), `filename="round-r1-failed.txt"`) {
+		t.Errorf("download: %d %q %v", code, text, h)
+	}
+	if _, text, _ = e.get("/rounds/r1/failed.txt?also=r2", ""); text != "vandelay\n" {
+		t.Errorf("download of failed in both: %q", text)
+	}
+	// Re-queue: first a confirmation that queues nothing, then the queue.
+	code, body, _ = e.postForm("/rounds/r1/requeue", "", url.Values{"into": {"r1-retry"}})
+	if code != 200 || shown(t, body, "requeue_count") != page.Count || !strings.Contains(body, `id="requeue-yes"`) {
+		t.Fatalf("confirmation: %d %s", code, body)
+	}
+	if code, _, _ := e.get("/rounds/r1-retry", ""); code != 404 {
+		t.Fatalf("the confirmation queued already: %d", code)
+	}
+	code, body, _ = e.postForm("/rounds/r1/requeue", "", url.Values{"into": {"r1-retry"}, "confirm": {"yes"}})
+	if code != 200 || shown(t, body, "requeued") != page.Count {
+		t.Fatalf("re-queue: %d %s", code, body)
+	}
+	var rem struct{ Targets []string }
+	e.call("GET", "/api/v1/rounds/r1-retry/remaining", "read", "", &rem)
+	if strings.Join(rem.Targets, "\n") != strings.Join(want, "\n") {
+		t.Errorf("remaining in r1-retry = %v, want %v", rem.Targets, want)
+	}
+	// Bad requests: into the same round, no round, a bad filter.
+	for _, form := range []url.Values{{"into": {"r1"}, "confirm": {"yes"}}, {"into": {""}}, {"into": {"x"}, "done_later": {"maybe"}}} {
+		if code, _, _ := e.postForm("/rounds/r1/requeue", "", form); code != 400 {
+			t.Errorf("re-queue %v: %d, want 400", form, code)
+		}
+	}
+	if code, _, _ := e.get("/rounds/nope/failed.txt", ""); code != 404 {
+		t.Errorf("download of an unknown round: %d", code)
+	}
 }

@@ -159,6 +159,8 @@ type roundData struct {
 	Paged     bool
 	Examined  int
 	Searching bool
+	// Failed targets, with their filter and paging.
+	Failed *failedList
 	// Diff with another round.
 	Others   []string
 	Vs       string
@@ -210,6 +212,9 @@ func (d *dash) round(w http.ResponseWriter, r *http.Request, v *view) error {
 		if next != "" {
 			data.NextURL = link(base, "q", data.Q, "after", next, "vs", data.Vs)
 		}
+	}
+	if data.Failed, err = d.failedSection(r, name, base); err != nil {
+		return err
 	}
 	rounds, err := d.o.Monitor.Rounds(ctx)
 	if err != nil {

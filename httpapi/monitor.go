@@ -19,6 +19,7 @@ func MonitorRoutes(mon crawlkeeper.Monitor) func(s *Server) {
 		s.Route("GET /api/v1/rounds", read, m.list)
 		s.Route("GET /api/v1/rounds/{round}", read, m.status)
 		s.Route("GET /api/v1/rounds/{round}/remaining", read, m.remaining)
+		s.Route("GET /api/v1/rounds/{round}/failed", read, m.failed)
 		s.Route("GET /api/v1/rounds/{round}/diff/{vs}", read, m.diff)
 		s.Route("POST /api/v1/rounds/{round}/queue", ingest, m.queue)
 		s.Route("POST /api/v1/rounds/{round}/done", ingest, m.mark(crawlkeeper.MarkDone))
@@ -99,6 +100,34 @@ func (m *monitorAPI) remaining(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// failed answers a page of a round's failed targets with their reasons:
+// also=S keeps those that failed in round S too, done_later=1 those a
+// later round did.
+func (m *monitorAPI) failed(w http.ResponseWriter, r *http.Request) error {
+	round, err := roundParam(r, "round")
+	if err != nil {
+		return err
+	}
+	after, limit, err := pageParams(r)
+	if err != nil {
+		return err
+	}
+	q := crawlkeeper.FailedQuery{Round: round, Also: r.URL.Query().Get("also"), After: after, Limit: limit}
+	switch v := r.URL.Query().Get("done_later"); v {
+	case "", "0", "false":
+	case "1", "true":
+		q.DoneLater = true
+	default:
+		return crawlkeeper.Errorf(crawlkeeper.EINVALID, "done_later=%q: use 1 or 0", v)
+	}
+	page, err := m.mon.Failed(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
 func (m *monitorAPI) diff(w http.ResponseWriter, r *http.Request) error {
 	a, err := roundParam(r, "round")
 	if err != nil {
@@ -123,32 +152,80 @@ func (m *monitorAPI) diff(w http.ResponseWriter, r *http.Request) error {
 // targetNames reads target names from a request body: a JSON array of
 // strings, or one name per line.
 func targetNames(r *http.Request) ([]string, error) {
+	marks, err := targetMarks(r, false)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(marks))
+	for i, mk := range marks {
+		names[i] = mk.Target
+	}
+	return names, nil
+}
+
+// targetMarks reads target names, and with reasons set their failure
+// reasons, from a request body: a JSON array of strings, a JSON array of
+// {"target": NAME, "reason": TEXT} objects (reasons only), or one name per
+// line. Names without a reason of their own get the reason query
+// parameter.
+func targetMarks(r *http.Request, reasons bool) ([]crawlkeeper.Mark, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return nil, err
 	}
 	trimmed := strings.TrimSpace(string(body))
-	var names []string
+	var marks []crawlkeeper.Mark
 	if strings.HasPrefix(trimmed, "[") {
-		if err := json.Unmarshal([]byte(trimmed), &names); err != nil {
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(trimmed), &raw); err != nil {
 			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "targets: %v; send a JSON array of strings or one name per line", err)
+		}
+		for i, el := range raw {
+			var name string
+			if err := json.Unmarshal(el, &name); err == nil {
+				marks = append(marks, crawlkeeper.Mark{Target: name})
+				continue
+			}
+			var obj struct {
+				Target string `json:"target"`
+				Reason string `json:"reason"`
+			}
+			dec := json.NewDecoder(strings.NewReader(string(el)))
+			dec.DisallowUnknownFields()
+			if !reasons || dec.Decode(&obj) != nil || obj.Target == "" {
+				if reasons {
+					return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "targets[%d]: send a name, or an object {\"target\": NAME, \"reason\": TEXT}", i)
+				}
+				return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "targets[%d]: not a string; send a JSON array of strings or one name per line", i)
+			}
+			marks = append(marks, crawlkeeper.Mark{Target: obj.Target, Reason: crawlkeeper.CleanReason(obj.Reason)})
 		}
 	} else {
 		sc := bufio.NewScanner(strings.NewReader(trimmed))
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			if name := strings.TrimSpace(sc.Text()); name != "" {
-				names = append(names, name)
+				marks = append(marks, crawlkeeper.Mark{Target: name})
 			}
 		}
 		if err := sc.Err(); err != nil {
 			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "targets: %v", err)
 		}
 	}
-	if len(names) == 0 {
+	if len(marks) == 0 {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "no target names in the body: send a JSON array of strings or one name per line")
 	}
-	return names, nil
+	if reason := crawlkeeper.CleanReason(r.URL.Query().Get("reason")); reason != "" {
+		if !reasons {
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "reason= goes with failed marks only (POST .../fail)")
+		}
+		for i := range marks {
+			if marks[i].Reason == "" {
+				marks[i].Reason = reason
+			}
+		}
+	}
+	return marks, nil
 }
 
 func (m *monitorAPI) queue(w http.ResponseWriter, r *http.Request) error {
@@ -182,14 +259,13 @@ func (m *monitorAPI) mark(kind crawlkeeper.MarkKind) func(w http.ResponseWriter,
 		if err != nil {
 			return err
 		}
-		names, err := targetNames(r)
+		marks, err := targetMarks(r, kind == crawlkeeper.MarkFailed)
 		if err != nil {
 			return err
 		}
 		now := m.s.Now()
-		marks := make([]crawlkeeper.Mark, len(names))
-		for i, n := range names {
-			marks[i] = crawlkeeper.Mark{Round: round, Target: n, Kind: kind, At: now}
+		for i := range marks {
+			marks[i].Round, marks[i].Kind, marks[i].At = round, kind, now
 		}
 		n, err := m.mon.Mark(r.Context(), marks)
 		if err != nil {

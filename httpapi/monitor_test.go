@@ -81,6 +81,52 @@ func TestMonitorRoutes(t *testing.T) {
 	if code := f.do("GET", "/api/v1/rounds/7/remaining?limit=0", "", "", &e); code != 400 {
 		t.Fatalf("bad limit: %d", code)
 	}
+	// Failed targets with reasons: a reason per target (JSON objects), or
+	// one for every name (reason=); a crawler's _error.
+	if code := f.do("POST", "/api/v1/rounds/8/fail?reason=HTTP%20503", "", `[{"target":"acme","reason":"timeout\nafter 30s"},"globex","initech"]`, &marked); code != 200 || marked["marked"] != float64(3) {
+		t.Fatalf("fail with reasons: %d %v", code, marked)
+	}
+	var sum crawlkeeper.IngestSummary
+	if code := f.do("POST", "/api/v1/items?round=8", "", `{"_target":"hooli","_error":"DNS: no such host"}`, &sum); code != 200 || sum.Reports != 1 || sum.Inserted != 0 {
+		t.Fatalf("failure report: %d %+v", code, sum)
+	}
+	f.do("POST", "/api/v1/rounds/7/fail", "", `["acme"]`, nil)
+	var page crawlkeeper.FailedPage
+	if code := f.do("GET", "/api/v1/rounds/8/failed?limit=2", "", "", &page); code != 200 || page.Count != 3 || page.Next != "globex" ||
+		len(page.Targets) != 2 || page.Targets[0] != (crawlkeeper.FailedTarget{Target: "acme", Reason: "timeout after 30s"}) || page.Targets[1].Reason != "HTTP 503" {
+		t.Fatalf("failed page 1: %d %+v", code, page)
+	}
+	// Decode each answer into a new page: decoding into the old one
+	// would keep fields the new answer leaves out.
+	page = crawlkeeper.FailedPage{}
+	if f.do("GET", "/api/v1/rounds/8/failed?limit=2&after=globex", "", "", &page); len(page.Targets) != 1 || page.Targets[0] != (crawlkeeper.FailedTarget{Target: "hooli", Reason: "DNS: no such host"}) || page.Next != "" {
+		t.Fatalf("failed page 2: %+v", page)
+	}
+	// Failed in 7 and in 8: globex (acme was done in 7); failed in 7 and
+	// done in a later round: none.
+	page = crawlkeeper.FailedPage{}
+	if f.do("GET", "/api/v1/rounds/7/failed?also=8", "", "", &page); page.Count != 1 || page.Targets[0] != (crawlkeeper.FailedTarget{Target: "globex", AlsoReason: "HTTP 503"}) {
+		t.Fatalf("failed in 7 and 8: %+v", page)
+	}
+	page = crawlkeeper.FailedPage{}
+	if f.do("GET", "/api/v1/rounds/7/failed?done_later=1", "", "", &page); page.Count != 0 || !page.DoneLater {
+		t.Fatalf("failed in 7, done later: %+v", page)
+	}
+	for _, bad := range []string{"/api/v1/rounds/8/failed?done_later=maybe", "/api/v1/rounds/8/failed?limit=0"} {
+		if code := f.do("GET", bad, "", "", &e); code != 400 {
+			t.Fatalf("%s: %d", bad, code)
+		}
+	}
+	if code := f.do("GET", "/api/v1/rounds/nosuch/failed", "", "", &e); code != 404 {
+		t.Fatalf("failed of an unknown round: %d", code)
+	}
+	if code := f.do("POST", "/api/v1/rounds/8/done?reason=x", "", "acme", &e); code != 400 {
+		t.Fatalf("done with a reason: %d", code)
+	}
+	if code := f.do("POST", "/api/v1/rounds/8/done", "", `[{"target":"acme"}]`, &e); code != 400 {
+		t.Fatalf("done with objects: %d", code)
+	}
+
 	var fields struct{ Fields []crawlkeeper.FieldReport }
 	if code := f.do("GET", "/api/v1/fields", "", "", &fields); code != 200 {
 		t.Fatalf("fields: %d", code)

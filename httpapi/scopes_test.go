@@ -73,6 +73,7 @@ func TestScopes(t *testing.T) {
 		{"GET", "/api/v1/rounds", "read", ""},
 		{"GET", "/api/v1/rounds/1", "read", ""},
 		{"GET", "/api/v1/rounds/1/remaining", "read", ""},
+		{"GET", "/api/v1/rounds/1/failed", "read", ""},
 		{"GET", "/api/v1/rounds/1/diff/2", "read", ""},
 		{"POST", "/api/v1/rounds/1/queue", "ingest", "a\nb\n"},
 		{"POST", "/api/v1/rounds/1/done", "ingest", "a\n"},

@@ -30,8 +30,11 @@ func Run(t *testing.T, open Opener) {
 	t.Run("Validation", func(t *testing.T) { testValidation(t, open) })
 	t.Run("Buckets", func(t *testing.T) { testBuckets(t, open) })
 	t.Run("MergeAndRetention", func(t *testing.T) { testMerge(t, open) })
+	t.Run("ClosedRoundBuckets", func(t *testing.T) { testClosedBuckets(t, open) })
 	t.Run("RoundsWithNewTargets", func(t *testing.T) { testRounds(t, open) })
 	t.Run("Diff", func(t *testing.T) { testDiff(t, open) })
+	t.Run("Failed", func(t *testing.T) { testFailed(t, open) })
+	t.Run("FailedAcrossRounds", func(t *testing.T) { testFailedRounds(t, open) })
 	t.Run("Target", func(t *testing.T) { testTarget(t, open) })
 	t.Run("Fields", func(t *testing.T) { testFields(t, open) })
 	t.Run("SharedHandles", func(t *testing.T) { testShared(t, open) })
@@ -324,7 +327,10 @@ func testBuckets(t *testing.T, open Opener) {
 }
 
 func testMerge(t *testing.T, open Opener) {
-	opts := crawlkeeper.MonitorOptions{BucketRetention: 2 * time.Hour}
+	// The round below is closed (nothing remains in it), so the closed
+	// retention is the one that applies; testClosedBuckets tells them
+	// apart.
+	opts := crawlkeeper.MonitorOptions{BucketRetention: 2 * time.Hour, ClosedBucketRetention: 2 * time.Hour}
 	e := newEnv(t, open, opts)
 	ts := names("t", 0, 100)
 	e.queue(e.M, "r", ts)
@@ -727,4 +733,56 @@ func testConcurrent(t *testing.T, open Opener) {
 			t.Fatalf("id %d of %s is past the dictionary", ts.ID, n)
 		}
 	}
+}
+
+// testClosedBuckets checks that bucket sets go soon once their round is
+// closed (nothing remaining, or a later round exists), keeping their
+// counts, while an open round keeps them for the whole retention.
+func testClosedBuckets(t *testing.T, open Opener) {
+	opts := crawlkeeper.MonitorOptions{BucketRetention: 24 * time.Hour, ClosedBucketRetention: time.Hour}
+	e := newEnv(t, open, opts)
+	ts, us := names("t", 0, 10), names("u", 0, 5)
+	e.queue(e.M, "open", ts)
+	e.queue(e.M, "closed", us)
+	e.mark(e.M, "open", crawlkeeper.MarkDone, T0.Add(time.Minute), ts[:5]...)
+	e.mark(e.M, "closed", crawlkeeper.MarkDone, T0.Add(time.Minute), us[:4]...)
+	e.mark(e.M, "closed", crawlkeeper.MarkFailed, T0.Add(time.Minute), us[4])
+
+	// Merged, and past the closed retention but not the open one: only
+	// the closed round's set goes.
+	res, err := e.M.MergeBuckets(e.ctx, T0.Add(90*time.Minute))
+	if err != nil || res.Merged != 2 || res.Dropped != 1 {
+		t.Fatalf("merge at 13:30: %+v %v", res, err)
+	}
+	for _, h := range []crawlkeeper.Monitor{e.M, e.handle()} {
+		st := e.status(h, "closed")
+		if len(st.Buckets) != 1 || !st.Buckets[0].Dropped || st.Buckets[0].Done != 4 || st.BucketBytes != 0 || st.Done != 4 {
+			t.Fatalf("closed round after the merge: %+v", st)
+		}
+		st = e.status(h, "open")
+		if len(st.Buckets) != 1 || st.Buckets[0].Dropped || !st.Buckets[0].Merged || st.Done != 5 {
+			t.Fatalf("open round after the merge: %+v", st)
+		}
+	}
+	ts0, err := e.M.Target(e.ctx, ts[0])
+	if err != nil || ts0.Rounds[0].DoneAt == nil {
+		t.Fatalf("target in the open round keeps its bucket: %+v %v", ts0, err)
+	}
+	// A round created later closes the open one: its set goes at the
+	// next merge.
+	if _, err := e.M.Queue(e.ctx, crawlkeeper.QueueRequest{Round: "next", Targets: ts, At: T0.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = e.M.MergeBuckets(e.ctx, T0.Add(2*time.Hour))
+	if err != nil || res.Merged != 0 || res.Dropped != 1 {
+		t.Fatalf("merge after a later round: %+v %v", res, err)
+	}
+	st := e.status(e.M, "open")
+	if !st.Buckets[0].Dropped || st.Buckets[0].Done != 5 || st.Done != 5 || st.Remaining != 5 {
+		t.Fatalf("open round once a later one exists: %+v", st)
+	}
+	if ts0, err = e.M.Target(e.ctx, ts[0]); err != nil || !ts0.Rounds[0].Done || ts0.Rounds[0].DoneAt != nil {
+		t.Fatalf("target after the drop: %+v %v", ts0, err)
+	}
+	e.counts(e.handle(), "open", 10, 5, 0, 5)
 }

@@ -44,6 +44,7 @@ func RunPersister(t *testing.T, open StoreOpener) {
 	t.Run("LargeBodies", func(t *testing.T) { testLargeBodies(t, open) })
 	t.Run("DenseLog", func(t *testing.T) { testDenseLog(t, open) })
 	t.Run("IngestMarks", func(t *testing.T) { testIngestMarks(t, open) })
+	t.Run("IngestFailureReports", func(t *testing.T) { testIngestReports(t, open) })
 	t.Run("ConcurrentIngest", func(t *testing.T) { testConcurrentIngest(t, open) })
 }
 
@@ -282,6 +283,58 @@ func testIngestMarks(t *testing.T, open StoreOpener) {
 	}
 	if ts, err := m.Target(ctx, "w.example"); err != nil || ts.ID != 2 {
 		t.Fatalf("w.example = %+v, %v (want id 2)", ts, err)
+	}
+}
+
+// testIngestReports ingests items that report failures (_error): an
+// item with fields is stored and marks its target failed with the
+// reason; one with only metadata is a report, marked and not stored, also
+// in a batch of reports only.
+func testIngestReports(t *testing.T, open StoreOpener) {
+	ctx := context.Background()
+	s := open(t)()
+	m := mustMonitor(t, s, crawlkeeper.MonitorOptions{}, 0)
+	defer m.Close()
+	g := ingester(s, m)
+	items := []map[string]any{
+		{"title": "ok", "url": "https://a.example/1"},
+		{"title": "partial", "url": "https://b.example/1"},
+		{},
+	}
+	metas := []crawlkeeper.Meta{
+		{Target: "a.example", Round: "1"},
+		{Target: "b.example", Round: "1", Error: "HTTP 500 on page 2"},
+		{Target: "c.example", Round: "1", Error: "timeout after 30s"},
+	}
+	sum, err := g.IngestItems(ctx, items, metas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Inserted != 2 || sum.Reports != 1 || sum.Marked != 3 || sum.Rejected != 0 {
+		t.Fatalf("summary = %+v", sum)
+	}
+	sum, err = g.IngestItems(ctx, []map[string]any{{}, {}}, []crawlkeeper.Meta{
+		{Target: "d.example", Round: "1", Error: "DNS"},
+		{Target: "c.example", Round: "1", Error: "timeout after 60s"},
+	})
+	if err != nil || sum.Reports != 2 || sum.Marked != 2 || sum.Inserted != 0 {
+		t.Fatalf("reports only: %+v %v", sum, err)
+	}
+	if stats, err := s.Stats(ctx); err != nil || stats.Active != 2 {
+		t.Fatalf("stored %+v, %v; want the 2 items with fields", stats, err)
+	}
+	p, err := m.Failed(ctx, crawlkeeper.FailedQuery{Round: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "failed", p.Targets, []crawlkeeper.FailedTarget{
+		{Target: "b.example", Reason: "HTTP 500 on page 2"},
+		{Target: "c.example", Reason: "timeout after 60s"},
+		{Target: "d.example", Reason: "DNS"},
+	})
+	st, err := m.Status(ctx, "1")
+	if err != nil || st.Done != 1 || st.Failed != 3 {
+		t.Fatalf("status = %+v %v", st, err)
 	}
 }
 

@@ -215,6 +215,10 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		s.db.Close()
 		return nil, err
 	}
+	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

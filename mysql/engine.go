@@ -117,3 +117,26 @@ const maxChunk = 8 << 20
 // escaped), at most maxChunk: a part of a large round never fails with
 // "packet too large".
 func (e engine) MonitorChunk() int { return min(max((e.s.maxStatement-4096)/2, 64<<10), maxChunk) }
+
+// TableBytes is data_length + index_length of information_schema.TABLES
+// after ANALYZE TABLE refreshed them (InnoDB counts allocated pages,
+// off-page BLOB pages included).
+func (e engine) TableBytes(ctx context.Context, table string) (int64, error) {
+	var n int64
+	err := e.s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&n)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	rows, err := e.s.db.QueryContext(ctx, "ANALYZE TABLE `"+table+"`")
+	if err != nil {
+		return 0, err
+	}
+	rows.Close()
+	err = e.s.db.QueryRowContext(ctx, `SELECT data_length + index_length FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&n)
+	return n, err
+}
+
+// MonitorDictBlock keeps a dictionary block under half a 16 KB page, so
+// InnoDB stores it in the row (two to a page) rather than on BLOB pages
+// of its own, which take a whole page each.
+func (engine) MonitorDictBlock() int { return 7600 }

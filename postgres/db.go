@@ -156,6 +156,10 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		pool.Close()
 		return nil, err
 	}
+	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

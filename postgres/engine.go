@@ -264,3 +264,19 @@ func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Queri
 func (engine) MonitorName(name string) any { return []byte(name) }
 
 func (engine) MonitorChunk() int { return 0 }
+
+// TableBytes is pg_total_relation_size: the heap, its TOAST table and
+// every index.
+func (e engine) TableBytes(ctx context.Context, table string) (int64, error) {
+	var n *int64
+	err := e.s.pool.QueryRow(ctx, `SELECT pg_total_relation_size(to_regclass($1))`, table).Scan(&n)
+	if n == nil {
+		return 0, err
+	}
+	return *n, err
+}
+
+// MonitorDictBlock keeps a dictionary block under the TOAST threshold
+// (2,032 bytes a row), four rows to an 8 KB page: larger values would be
+// compressed and moved to the TOAST table in chunks of their own.
+func (engine) MonitorDictBlock() int { return 1990 }

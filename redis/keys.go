@@ -28,15 +28,19 @@ func escapePart(s string) string {
 	return keyEscaper.Replace(s)
 }
 
-// layoutVersion is the key layout this package writes: 2 escapes the
-// variable parts of key names (1, the first, joined them as they were).
-const layoutVersion = 2
+// layoutVersion is the key layout this package writes: 3 keeps the
+// target dictionary in small bucketed hashes (see dict.go); 2 escapes the
+// variable parts of key names; 1, the first, joined them as they were and
+// kept the dictionary in two large hashes.
+const layoutVersion = 3
 
-// migrateLayout renames the keys that the first layout wrote for names
-// containing ':' or '%' to their escaped names, once per prefix (the
-// layout key records it). In the first layout two pairs such as
-// ("a:b", "c") and ("a", "b:c") shared one key; their shared data moves to
-// the first pair found, as nothing can tell them apart any more.
+// migrateLayout brings the keys of an earlier layout to this one, once
+// per prefix (the layout key records it): it renames the keys that the
+// first layout wrote for names containing ':' or '%' to their escaped
+// names, then moves the dictionary into buckets (migrateDict), resumably.
+// In the first layout two pairs such as ("a:b", "c") and ("a", "b:c")
+// shared one key; their shared data moves to the first pair found, as
+// nothing can tell them apart any more.
 func (m *Monitor) migrateLayout(ctx context.Context) error {
 	lk := m.prefix + ":layout"
 	v, err := m.c.Get(ctx, lk).Int()
@@ -46,6 +50,8 @@ func (m *Monitor) migrateLayout(ctx context.Context) error {
 		return fmt.Errorf("read %s: %w (it holds the key layout version; delete it only to migrate again)", lk, err)
 	case v >= layoutVersion:
 		return nil
+	case v >= 2:
+		return m.finishLayout(ctx)
 	}
 	old := func(parts ...string) string { return m.prefix + ":" + strings.Join(parts, ":") }
 	rename := func(from, to string) error {
@@ -108,7 +114,22 @@ func (m *Monitor) migrateLayout(ctx context.Context) error {
 			return err
 		}
 	}
-	return m.c.Set(ctx, lk, layoutVersion, 0).Err()
+	if err := m.c.Set(ctx, lk, 2, 0).Err(); err != nil {
+		return err
+	}
+	return m.finishLayout(ctx)
+}
+
+// finishLayout moves a layout-2 dictionary into buckets and records
+// layout 3.
+func (m *Monitor) finishLayout(ctx context.Context) error {
+	if err := m.migrateDict(ctx); err != nil {
+		return err
+	}
+	if err := m.c.Set(ctx, m.prefix+":layout", layoutVersion, 0).Err(); err != nil {
+		return err
+	}
+	return m.c.Del(ctx, m.key("dict", "migrated")).Err()
 }
 
 func isNoSuchKey(err error) bool {

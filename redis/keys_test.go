@@ -76,9 +76,6 @@ func TestOldLayoutIsMigrated(t *testing.T) {
 	old := func(parts ...string) string { return prefix + ":" + strings.Join(parts, ":") }
 	// A round named "r:1" with one queued and done target, and a field
 	// "x:y" of source "s:1", written as the first layout did.
-	if _, err := m.Queue(ctx, crawlkeeper.QueueRequest{Round: "plain", Targets: []string{"t0", "t1"}}); err != nil {
-		t.Fatal(err)
-	}
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	must := func(err error) {
 		t.Helper()
@@ -86,6 +83,10 @@ func TestOldLayoutIsMigrated(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The first layout's dictionary: two plain hashes and the counter.
+	must(c.HSet(ctx, old("targets"), "t0", 0, "t1", 1).Err())
+	must(c.HSet(ctx, old("target_names"), 0, "t0", 1, "t1").Err())
+	must(c.Set(ctx, old("target_next"), 2, 0).Err())
 	must(c.ZAdd(ctx, old("rounds"), goredis.Z{Score: float64(created), Member: "r:1"}).Err())
 	must(c.HSet(ctx, old("round", "r:1", "meta"), "bucket", 600, "created", created).Err())
 	must(c.SetBit(ctx, old("round", "r:1", "queued"), 1, 1).Err())
@@ -106,8 +107,14 @@ func TestOldLayoutIsMigrated(t *testing.T) {
 	if r := fieldsOf(t, m2, "s:1")["s:1|x:y"]; r.Present != 5 || r.Filled != 0 {
 		t.Fatalf("migrated field = %+v", r)
 	}
-	if n, _ := c.Exists(ctx, old("round", "r:1", "meta"), old("field", "s:1", "x:y")).Result(); n != 0 {
+	if n, _ := c.Exists(ctx, old("round", "r:1", "meta"), old("field", "s:1", "x:y"), old("targets"), old("target_names")).Result(); n != 0 {
 		t.Fatalf("%d keys left under the old names", n)
+	}
+	if rem, err := m2.Remaining(ctx, "r:1", "", 0); err != nil || len(rem) != 0 {
+		t.Fatalf("remaining of the migrated round = %v %v", rem, err)
+	}
+	if ts, err := m2.Target(ctx, "t1"); err != nil || ts.ID != 1 || len(ts.Rounds) != 1 || !ts.Rounds[0].Done {
+		t.Fatalf("t1 after the migration = %+v %v", ts, err)
 	}
 }
 

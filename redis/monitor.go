@@ -8,14 +8,14 @@
 // Key layout, all under a prefix (default "crawlkeeper", set with
 // ?prefix=NAME in the URL), readable with redis-cli:
 //
-//	P:targets                     hash   target name → id
-//	P:target_names                hash   id → target name
+//	P:dict:...                    hashes the target dictionary (see dict.go)
 //	P:target_next                 string the next id (INCR; ids are dense from 0)
 //	P:rounds                      zset   round names, scored by creation (Unix µs)
 //	P:round:R:meta                hash   bucket (seconds), created (Unix µs)
 //	P:round:R:queued              bitmap queued targets
 //	P:round:R:done                bitmap done targets of merged buckets
 //	P:round:R:failed              bitmap failed targets
+//	P:round:R:reasons             hash   id → latest failure reason
 //	P:round:R:bucket:S            bitmap targets done in the bucket starting at S (Unix s)
 //	P:round:R:buckets             hash   bucket start → done count (kept after drops)
 //	P:round:R:open                zset   buckets not merged yet, scored by start
@@ -27,8 +27,9 @@
 //	P:field:SRC:F:targets         bitmap targets where the field had a value (deleted once enough)
 //
 // For example `redis-cli BITCOUNT crawlkeeper:round:7:queued` counts the
-// targets queued in round 7, and `redis-cli HGET crawlkeeper:targets
-// example.com` gives a target's bit offset.
+// targets queued in round 7, and `redis-cli HGET crawlkeeper:dict:i:0 5`
+// gives the name of the target at bit offset 5 (`crawlkeeper target NAME`
+// gives a name's offset).
 //
 // Durability: a mark is acknowledged once Redis has applied it. It then
 // survives a crash of crawlkeeper; it survives a crash of Redis as far as
@@ -76,6 +77,8 @@ type Monitor struct {
 	opts   crawlkeeper.MonitorOptions
 	tmpSeq atomic.Int64
 	tmpID  string
+	// longName is the longest name an id hash of the dictionary takes.
+	longName int
 
 	// cache holds dictionary ids already read: an id, once given, never
 	// changes, so a cached one is never stale.
@@ -113,7 +116,7 @@ func Open(ctx context.Context, rawURL string, opts crawlkeeper.MonitorOptions) (
 		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("cannot reach Redis at %s: start it or check --monitor", o.Addr), Err: err}
 	}
 	m := &Monitor{c: c, prefix: prefix, opts: opts.WithDefaults(), tmpID: strconv.FormatInt(time.Now().UnixNano(), 36),
-		cache: map[string]uint32{}}
+		cache: map[string]uint32{}, longName: longName(ctx, c)}
 	if err := m.migrateLayout(ctx); err != nil {
 		c.Close()
 		return nil, fail("migrate the key layout", err)
@@ -205,7 +208,7 @@ func fail(what string, err error) error {
 // and how many were new.
 func (m *Monitor) ids(ctx context.Context, names []string) (map[string]uint32, int, error) {
 	out := make(map[string]uint32, len(names))
-	var lookup, unknown []string
+	var lookup []string
 	m.cacheMu.RLock()
 	for _, n := range names {
 		if id, ok := m.cache[n]; ok {
@@ -215,51 +218,23 @@ func (m *Monitor) ids(ctx context.Context, names []string) (map[string]uint32, i
 		}
 	}
 	m.cacheMu.RUnlock()
-	defer func() {
-		m.cacheMu.Lock()
-		if len(m.cache)+len(out) <= maxCache {
-			for n, id := range out {
-				m.cache[n] = id
-			}
-		}
-		m.cacheMu.Unlock()
-	}()
-	for i := 0; i < len(lookup); i += chunk {
-		part := lookup[i:min(i+chunk, len(lookup))]
-		vals, err := m.c.HMGet(ctx, m.key("targets"), part...).Result()
-		if err != nil {
-			return nil, 0, fail("read targets", err)
-		}
-		for j, v := range vals {
-			s, ok := v.(string)
-			if !ok {
-				unknown = append(unknown, part[j])
-				continue
-			}
-			id, err := strconv.ParseUint(s, 10, 32)
-			if err != nil {
-				return nil, 0, fail("read targets", fmt.Errorf("bad id %q for %q", s, part[j]))
-			}
-			out[part[j]] = uint32(id)
+	if len(lookup) == 0 {
+		return out, 0, nil
+	}
+	ids, added, err := m.lookupIDs(ctx, lookup, true)
+	if err != nil {
+		return nil, 0, fail("add targets", err)
+	}
+	for i, n := range lookup {
+		out[n] = uint32(ids[i])
+	}
+	m.cacheMu.Lock()
+	if len(m.cache)+len(lookup) <= maxCache {
+		for _, n := range lookup {
+			m.cache[n] = out[n]
 		}
 	}
-	added := 0
-	keys := []string{m.key("targets"), m.key("target_names"), m.key("target_next")}
-	for i := 0; i < len(unknown); i += chunk {
-		part := unknown[i:min(i+chunk, len(unknown))]
-		args := make([]any, len(part))
-		for j, n := range part {
-			args[j] = n
-		}
-		res, err := assignIDs.Run(ctx, m.c, keys, args...).Int64Slice()
-		if err != nil {
-			return nil, 0, fail("add targets", err)
-		}
-		for j, n := range part {
-			out[n] = uint32(res[j])
-		}
-		added += int(res[len(res)-1])
-	}
+	m.cacheMu.Unlock()
 	return out, added, nil
 }
 
@@ -409,7 +384,17 @@ func (m *Monitor) Mark(ctx context.Context, marks []crawlkeeper.Mark) (int, erro
 	}
 	groups := map[gk][]uint32{}
 	var order []gk
+	// The latest reason of each failed target, by round: one HSET each.
+	reasons := map[string]map[uint32]string{}
 	for _, mk := range marks {
+		if reason := crawlkeeper.CleanReason(mk.Reason); mk.Kind == crawlkeeper.MarkFailed && reason != "" {
+			rs := reasons[mk.Round]
+			if rs == nil {
+				rs = map[uint32]string{}
+				reasons[mk.Round] = rs
+			}
+			rs[ids[mk.Target]] = reason
+		}
 		k := gk{round: mk.Round, kind: mk.Kind}
 		if mk.Kind == crawlkeeper.MarkDone {
 			k.start = crawlkeeper.BucketStart(mk.At, time.Duration(buckets[mk.Round])*time.Second).Unix()
@@ -431,6 +416,13 @@ func (m *Monitor) Mark(ctx context.Context, marks []crawlkeeper.Mark) (int, erro
 				setBits.Eval(ctx, pipe, nil, append([]any{p + string(k.kind)}, part...)...)
 			}
 		}
+	}
+	for round, rs := range reasons {
+		args := make([]any, 0, 2*len(rs))
+		for id, reason := range rs {
+			args = append(args, id, reason)
+		}
+		pipe.HSet(ctx, m.roundPrefix(round)+"reasons", args...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fail("mark", err)
@@ -455,8 +447,13 @@ func (m *Monitor) MergeBuckets(ctx context.Context, now time.Time) (*crawlkeeper
 	}
 	res := &crawlkeeper.MergeResult{}
 	ret := int64(m.opts.BucketRetention / time.Second)
-	for _, z := range zs {
-		v, err := mergeRound.Run(ctx, m.c, nil, m.roundPrefix(z.Member.(string)), now.Unix(), ret, 1).Int64Slice()
+	cret := int64(m.opts.ClosedBucketRetention / time.Second)
+	for i, z := range zs {
+		later := 0
+		if i < len(zs)-1 {
+			later = 1
+		}
+		v, err := mergeRound.Run(ctx, m.c, nil, m.roundPrefix(z.Member.(string)), now.Unix(), ret, 1, cret, later, m.tmp(), m.tmp()).Int64Slice()
 		if err != nil {
 			return nil, fail("merge buckets", err)
 		}
@@ -573,18 +570,11 @@ func (m *Monitor) afterBit(ctx context.Context, after string) (int64, error) {
 	if after == "" {
 		return 0, nil
 	}
-	s, err := m.c.HGet(ctx, m.key("targets"), after).Result()
-	if errors.Is(err, goredis.Nil) {
-		return 0, crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "target %q is not in the dictionary: queue or mark it first", after)
-	}
-	if err != nil {
-		return 0, fail("read targets", err)
-	}
-	id, err := count(m.key("targets"), after, s)
+	id, err := m.idOf(ctx, after)
 	if err != nil {
 		return 0, err
 	}
-	return id + 1, nil
+	return int64(id) + 1, nil
 }
 
 // names resolves ids to names, in order.
@@ -593,18 +583,14 @@ func (m *Monitor) names(ctx context.Context, ids []any) ([]string, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	fields := make([]string, len(ids))
-	for i, id := range ids {
-		fields[i] = fmt.Sprint(id)
-	}
-	vals, err := m.c.HMGet(ctx, m.key("target_names"), fields...).Result()
+	vals, err := dictNames.Run(ctx, m.c, nil, m.dictArgs(ids...)...).Slice()
 	if err != nil {
 		return nil, fail("read target names", err)
 	}
 	for i, v := range vals {
 		s, ok := v.(string)
 		if !ok {
-			return nil, fail("read target names", fmt.Errorf("id %s has no name", fields[i]))
+			return nil, fail("read target names", fmt.Errorf("id %v has no name", ids[i]))
 		}
 		out = append(out, s)
 	}
@@ -625,6 +611,86 @@ func (m *Monitor) Remaining(ctx context.Context, round, after string, limit int)
 		return nil, fail("remaining", err)
 	}
 	return m.names(ctx, ids)
+}
+
+// Failed implements crawlkeeper.Monitor.
+func (m *Monitor) Failed(ctx context.Context, q crawlkeeper.FailedQuery) (*crawlkeeper.FailedPage, error) {
+	q, err := crawlkeeper.ValidateFailedQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range []string{q.Round, q.Also} {
+		if r == "" {
+			continue
+		}
+		if _, err := m.meta(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	var later []string
+	if q.DoneLater {
+		zs, err := m.roundNames(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i, z := range zs {
+			if z.Member.(string) == q.Round {
+				for _, l := range zs[i+1:] {
+					later = append(later, l.Member.(string))
+				}
+				break
+			}
+		}
+	}
+	from, err := m.afterBit(ctx, q.After)
+	if err != nil {
+		return nil, err
+	}
+	alsoPrefix, doneLater := "", "0"
+	if q.Also != "" {
+		alsoPrefix = m.roundPrefix(q.Also)
+	}
+	if q.DoneLater {
+		doneLater = "1"
+	}
+	args := []any{m.roundPrefix(q.Round), alsoPrefix, m.tmp(), m.tmp(), m.tmp(), from, q.Limit + 1, doneLater}
+	for _, l := range later {
+		args = append(args, m.roundPrefix(l))
+	}
+	v, err := failedPage.Run(ctx, m.c, nil, args...).Slice()
+	if err != nil {
+		return nil, fail("failed", err)
+	}
+	if len(v) != 5 {
+		return nil, fail("failed", fmt.Errorf("unexpected reply %v", v))
+	}
+	page := &crawlkeeper.FailedPage{Round: q.Round, Also: q.Also, DoneLater: q.DoneLater, Targets: []crawlkeeper.FailedTarget{}}
+	page.Count, _ = v[0].(int64)
+	ids, _ := v[1].([]any)
+	reasons, _ := v[2].([]any)
+	also, _ := v[3].([]any)
+	donein, _ := v[4].([]any)
+	names, err := m.names(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(reasons) != len(names) || len(also) != len(names) || len(donein) != len(names) {
+		return nil, fail("failed", fmt.Errorf("unexpected reply %v", v))
+	}
+	for i, n := range names {
+		ft := crawlkeeper.FailedTarget{Target: n}
+		ft.Reason, _ = reasons[i].(string)
+		ft.AlsoReason, _ = also[i].(string)
+		if j, _ := donein[i].(int64); j > 0 && int(j) <= len(later) {
+			ft.DoneIn = later[j-1]
+		}
+		page.Targets = append(page.Targets, ft)
+	}
+	if len(page.Targets) > q.Limit {
+		page.Targets = page.Targets[:q.Limit]
+		page.Next = page.Targets[q.Limit-1].Target
+	}
+	return page, nil
 }
 
 // Diff implements crawlkeeper.Monitor.
@@ -704,11 +770,12 @@ func (m *Monitor) Target(ctx context.Context, name string) (*crawlkeeper.TargetS
 	}
 	for i, z := range zs {
 		row, _ := v[i].([]any)
-		if len(row) != 4 {
+		if len(row) != 5 {
 			return nil, fail("target", fmt.Errorf("unexpected reply %v", v[i]))
 		}
 		q, d, f, at := row[0].(int64), row[1].(int64), row[2].(int64), row[3].(int64)
 		tr := crawlkeeper.TargetRound{Round: z.Member.(string), Queued: q == 1, Done: d == 1, Failed: f == 1}
+		tr.Reason, _ = row[4].(string)
 		if at >= 0 {
 			t := time.Unix(at, 0).UTC()
 			tr.DoneAt = &t

@@ -37,26 +37,6 @@ local function page(key, from, limit)
 end
 `
 
-// assignIDs gives dictionary ids to names: known names keep theirs, new
-// names take the next value of the counter. KEYS: targets hash, names
-// hash, counter. Returns the ids in ARGV order, then the count of new names.
-var assignIDs = goredis.NewScript(`
-local out = {}
-local new = 0
-for i, n in ipairs(ARGV) do
-  local id = redis.call('HGET', KEYS[1], n)
-  if not id then
-    id = redis.call('INCR', KEYS[3]) - 1
-    redis.call('HSET', KEYS[1], n, id)
-    redis.call('HSET', KEYS[2], id, n)
-    new = new + 1
-  end
-  out[i] = tonumber(id)
-end
-table.insert(out, new)
-return out
-`)
-
 // ensureRound creates a round if needed and returns its bucket length.
 // KEYS: rounds zset. ARGV: round prefix, round name, created (µs),
 // requested bucket (s, 0 = keep), default bucket (s).
@@ -128,12 +108,34 @@ return 1
 `)
 
 // mergeRound folds finished buckets into done and drops old bucket sets.
-// ARGV: round prefix, now (s), retention (s), write (1) or count (0).
-var mergeRound = goredis.NewScript(`
+// ARGV: round prefix, now (s), retention (s), write (1) or count (0),
+// retention of a closed round (s), whether a later round exists (1/0),
+// two temporary keys. The closed retention applies when it would drop a
+// set the other keeps and the round is closed (nothing remaining, or a
+// later round): then the round is counted, which is otherwise spared.
+var mergeRound = goredis.NewScript(luaEffDone + `
 local p = ARGV[1]
 local now, ret, write = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
+local cret, later, t1, t2 = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7], ARGV[8]
 local blen = tonumber(redis.call('HGET', p .. 'meta', 'bucket') or '0')
 local merged, dropped = 0, 0
+if cret < ret then
+  local starts = redis.call('ZRANGEBYSCORE', p .. 'kept', now - blen - ret + 1, now - blen - cret)
+  if #starts == 0 then
+    starts = redis.call('ZRANGEBYSCORE', p .. 'open', now - blen - ret + 1, now - blen - cret)
+  end
+  if #starts > 0 then
+    local closed = later
+    if not closed then
+      effdone(p, t1)
+      redis.call('BITOP', 'OR', t1, t1, p .. 'failed')
+      andnot(t2, p .. 'queued', t1)
+      closed = redis.call('BITCOUNT', t2) == 0
+      redis.call('DEL', t1, t2)
+    end
+    if closed then ret = cret end
+  end
+end
 for _, st in ipairs(redis.call('ZRANGEBYSCORE', p .. 'open', '-inf', now - blen)) do
   merged = merged + 1
   local bk = p .. 'bucket:' .. st
@@ -203,8 +205,8 @@ return res
 `)
 
 // targetState returns, for each round prefix in ARGV[2..], queued, done,
-// failed (0/1) and the start of the earliest kept bucket holding the id
-// (-1 when none). ARGV[1] is the id.
+// failed (0/1), the start of the earliest kept bucket holding the id (-1
+// when none) and the failure reason. ARGV[1] is the id.
 var targetState = goredis.NewScript(`
 local id = tonumber(ARGV[1])
 local out = {}
@@ -221,9 +223,10 @@ for i = 2, #ARGV do
     end
   end
   if at >= 0 then d = 1 end
-  local f = 0
+  local f, reason = 0, ''
   if d == 0 then f = redis.call('GETBIT', p .. 'failed', id) end
-  table.insert(out, {q, d, f, at})
+  if f == 1 then reason = redis.call('HGET', p .. 'reasons', id) or '' end
+  table.insert(out, {q, d, f, at, reason})
 end
 return out
 `)
@@ -247,4 +250,59 @@ for i = 3, #ARGV, 2 do
   end
 end
 return 0
+`)
+
+// failedPage returns a page of a round's failed targets that were not
+// done in it. ARGV: round prefix, the prefix of a round they must have
+// failed in too (empty for none), three temporary keys, from, limit,
+// whether they must be done in a later round (1/0), then the prefixes of
+// the later rounds in order. Returns the count, the page's ids, their
+// reasons, their reasons in the other round, and for each the position
+// (from 1) of the first later round that did it (0 for none).
+var failedPage = goredis.NewScript(luaEffDone + `
+local p, pa, t1, t2, t3 = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local from, limit, doneLater = tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8] == '1'
+local later = {}
+for i = 9, #ARGV do table.insert(later, ARGV[i]) end
+local function isdone(lp, id)
+  if redis.call('GETBIT', lp .. 'done', id) == 1 then return true end
+  for _, st in ipairs(redis.call('ZRANGE', lp .. 'open', 0, -1)) do
+    if redis.call('GETBIT', lp .. 'bucket:' .. st, id) == 1 then return true end
+  end
+  return false
+end
+effdone(p, t1)
+andnot(t2, p .. 'failed', t1)
+if pa ~= '' then
+  effdone(pa, t1)
+  andnot(t3, pa .. 'failed', t1)
+  redis.call('BITOP', 'AND', t2, t2, t3)
+end
+if doneLater then
+  redis.call('DEL', t3)
+  for _, lp in ipairs(later) do
+    effdone(lp, t1)
+    redis.call('BITOP', 'OR', t3, t3, t1)
+  end
+  redis.call('BITOP', 'AND', t2, t2, t3)
+end
+local count = redis.call('BITCOUNT', t2)
+local ids = page(t2, from, limit)
+local reasons, also, donein = {}, {}, {}
+for i, id in ipairs(ids) do
+  reasons[i] = redis.call('HGET', p .. 'reasons', id) or ''
+  also[i] = ''
+  if pa ~= '' then also[i] = redis.call('HGET', pa .. 'reasons', id) or '' end
+  donein[i] = 0
+  if doneLater then
+    for j, lp in ipairs(later) do
+      if isdone(lp, id) then
+        donein[i] = j
+        break
+      end
+    end
+  end
+end
+redis.call('DEL', t1, t2, t3)
+return {count, ids, reasons, also, donein}
 `)

@@ -28,12 +28,24 @@ import (
 )
 
 // DefaultCompactEvery is how many log entries accumulate before the log is
-// folded into snapshot parts.
-const DefaultCompactEvery = 1000
+// folded into snapshot parts; DefaultCompactBytes is how many bytes of
+// them do (a day of marks over 400,000 targets in random order writes
+// about 0.8 MB of log). A fold rewrites the parts that changed, bucket
+// sets included, so folding more often trades log for rewritten parts,
+// whose old rows PostgreSQL and InnoDB keep until they reuse the space.
+const (
+	DefaultCompactEvery = 1000
+	DefaultCompactBytes = 1 << 20
+)
 
-// keepLog is how many folded log entries stay, so that a process that lags
-// a little catches up from the log instead of reloading every part.
-const keepLog = 256
+// A fold keeps the newest log entries that fit keepBytes (at least
+// minKeep, at most keepLog), so that a process that lags a little catches
+// up from the log instead of reloading every part.
+const (
+	keepLog   = 256
+	keepBytes = 64 << 10
+	minKeep   = 8
+)
 
 // Monitor is the embedded implementation of crawlkeeper.Monitor.
 type Monitor struct {
@@ -278,7 +290,7 @@ func (m *Monitor) compactEvery() int64 {
 
 func (m *Monitor) maybeCompact(ctx context.Context) error {
 	m.mu.Lock()
-	due := m.st != nil && m.st.seq-m.st.snapSeq >= m.compactEvery()
+	due := m.st != nil && (m.st.seq-m.st.snapSeq >= m.compactEvery() || m.st.unfolded() >= DefaultCompactBytes)
 	m.mu.Unlock()
 	if !due {
 		return nil
@@ -310,7 +322,7 @@ func (m *Monitor) Compact(ctx context.Context) error {
 				return err
 			}
 		}
-		return tx.FoldLog(seq, keepLog)
+		return tx.FoldLog(seq, m.st.keepAfterFold())
 	})
 	if err != nil {
 		return wrap("compact monitor", err)
@@ -430,6 +442,8 @@ func (m *Monitor) markBuilder(marks []crawlkeeper.Mark) builder {
 		}
 		groups := map[key]*group{}
 		var order []key
+		reasons := map[string]map[uint32]string{} // round → id → latest reason
+		var reasonRounds []string
 		newRounds := map[string][2]int64{} // created, bucket of rounds this batch creates
 		for _, mk := range marks {
 			r := m.st.rounds[mk.Round]
@@ -458,7 +472,17 @@ func (m *Monitor) markBuilder(marks []crawlkeeper.Mark) builder {
 				groups[k] = g
 				order = append(order, k)
 			}
-			g.bm.Add(ids(mk.Target))
+			id := ids(mk.Target)
+			g.bm.Add(id)
+			if reason := crawlkeeper.CleanReason(mk.Reason); mk.Kind == crawlkeeper.MarkFailed && reason != "" {
+				rs := reasons[mk.Round]
+				if rs == nil {
+					rs = map[uint32]string{}
+					reasons[mk.Round] = rs
+					reasonRounds = append(reasonRounds, mk.Round)
+				}
+				rs[id] = reason
+			}
 		}
 		e := &enc{}
 		for _, k := range order {
@@ -471,6 +495,17 @@ func (m *Monitor) markBuilder(marks []crawlkeeper.Mark) builder {
 			e.i(k.start)
 			e.bitmap(g.bm)
 		}
+		// Reasons follow the marks, which create their rounds.
+		for _, rnd := range reasonRounds {
+			rs := reasons[rnd]
+			e.byte(recReasons)
+			e.str(rnd)
+			e.u(uint64(len(rs)))
+			for id, reason := range rs {
+				e.u(uint64(id))
+				e.str(reason)
+			}
+		}
 		return e.b, nil
 	}
 }
@@ -479,9 +514,11 @@ func (m *Monitor) markBuilder(marks []crawlkeeper.Mark) builder {
 func (m *Monitor) MergeBuckets(ctx context.Context, now time.Time) (*crawlkeeper.MergeResult, error) {
 	res := &crawlkeeper.MergeResult{}
 	retention := int64(m.opts.BucketRetention / time.Second)
+	closedRet := int64(m.opts.ClosedBucketRetention / time.Second)
 	err := m.write(ctx, func(func(string) uint32) ([]byte, error) {
+		*res = crawlkeeper.MergeResult{}
 		for _, r := range m.st.rounds {
-			mg, dr := r.merge(now.Unix(), retention, false)
+			mg, dr := r.merge(now.Unix(), m.st.retentionOf(r, now.Unix(), retention, closedRet), false)
 			res.Merged += mg
 			res.Dropped += dr
 		}
@@ -489,13 +526,21 @@ func (m *Monitor) MergeBuckets(ctx context.Context, now time.Time) (*crawlkeeper
 			return nil, nil
 		}
 		e := &enc{}
-		e.byte(recMerge)
+		e.byte(recMerge2)
 		e.i(now.Unix())
 		e.i(retention)
+		e.i(closedRet)
 		return e.b, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if res.Dropped > 0 {
+		// The snapshot still holds the dropped sets: fold now, so that the
+		// space goes when the sets do.
+		if err := m.Compact(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
@@ -557,7 +602,20 @@ func (m *Monitor) Status(ctx context.Context, name string) (*crawlkeeper.RoundSt
 
 // page returns up to limit names of ids in bm after the id of after.
 func (m *Monitor) page(bm *roaring.Bitmap, after string, limit int) ([]string, error) {
-	out := []string{}
+	ids, err := m.pageIDs(bm, after, crawlkeeper.PageLimit(limit))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = m.dict.names[id]
+	}
+	return out, nil
+}
+
+// pageIDs returns up to limit ids of bm after the id of after.
+func (m *Monitor) pageIDs(bm *roaring.Bitmap, after string, limit int) ([]uint32, error) {
+	out := []uint32{}
 	it := bm.Iterator()
 	if after != "" {
 		id, err := m.targetID(after)
@@ -569,9 +627,8 @@ func (m *Monitor) page(bm *roaring.Bitmap, after string, limit int) ([]string, e
 		}
 		it.AdvanceIfNeeded(id + 1)
 	}
-	limit = crawlkeeper.PageLimit(limit)
 	for it.HasNext() && len(out) < limit {
-		out = append(out, m.dict.names[it.Next()])
+		out = append(out, it.Next())
 	}
 	return out, nil
 }
@@ -589,6 +646,73 @@ func (m *Monitor) Remaining(ctx context.Context, name, after string, limit int) 
 		return err
 	})
 	return out, err
+}
+
+// failedOnly is the round's failed targets that were not done in it.
+func failedOnly(r *round) *roaring.Bitmap { return roaring.AndNot(r.failed, r.effDone()) }
+
+// Failed implements crawlkeeper.Monitor.
+func (m *Monitor) Failed(ctx context.Context, q crawlkeeper.FailedQuery) (*crawlkeeper.FailedPage, error) {
+	q, err := crawlkeeper.ValidateFailedQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	var page *crawlkeeper.FailedPage
+	err = m.read(ctx, true, func() error {
+		r, err := m.round(q.Round)
+		if err != nil {
+			return err
+		}
+		set := failedOnly(r)
+		var also *round
+		if q.Also != "" {
+			if also, err = m.round(q.Also); err != nil {
+				return err
+			}
+			set.And(failedOnly(also))
+		}
+		// The done sets of the rounds created after this one, in order.
+		var later []*round
+		var laterDone []*roaring.Bitmap
+		if q.DoneLater {
+			rounds := m.sortedRounds()
+			for i, o := range rounds {
+				if o == r {
+					later = rounds[i+1:]
+					break
+				}
+			}
+			for _, o := range later {
+				laterDone = append(laterDone, o.effDone())
+			}
+			set.And(roaring.FastOr(laterDone...))
+		}
+		page = &crawlkeeper.FailedPage{Round: q.Round, Also: q.Also, DoneLater: q.DoneLater,
+			Count: int64(set.GetCardinality()), Targets: []crawlkeeper.FailedTarget{}}
+		ids, err := m.pageIDs(set, q.After, q.Limit+1)
+		if err != nil {
+			return err
+		}
+		if len(ids) > q.Limit {
+			ids = ids[:q.Limit]
+			page.Next = m.dict.names[ids[len(ids)-1]]
+		}
+		for _, id := range ids {
+			ft := crawlkeeper.FailedTarget{Target: m.dict.names[id], Reason: r.reasons[id]}
+			if also != nil {
+				ft.AlsoReason = also.reasons[id]
+			}
+			for i, d := range laterDone {
+				if d.Contains(id) {
+					ft.DoneIn = later[i].name
+					break
+				}
+			}
+			page.Targets = append(page.Targets, ft)
+		}
+		return nil
+	})
+	return page, err
 }
 
 // Diff implements crawlkeeper.Monitor.
@@ -667,6 +791,9 @@ func (m *Monitor) Target(ctx context.Context, name string) (*crawlkeeper.TargetS
 				}
 			}
 			tr.Failed = !tr.Done && r.failed.Contains(id)
+			if tr.Failed {
+				tr.Reason = r.reasons[id]
+			}
 			if tr.Queued || tr.Done || tr.Failed {
 				ts.Rounds = append(ts.Rounds, tr)
 			}
@@ -813,4 +940,14 @@ func (m *Monitor) Fields(ctx context.Context, source string) ([]crawlkeeper.Fiel
 		return nil, err
 	}
 	return crawlkeeper.FieldReports(stats, source, m.opts), nil
+}
+
+// MonitorSize implements crawlkeeper.MonitorSizer when the persister
+// reports its tables' sizes (the SQL stores do).
+func (m *Monitor) MonitorSize(ctx context.Context) (*crawlkeeper.MonitorSize, error) {
+	s, ok := m.p.(crawlkeeper.MonitorSizer)
+	if !ok {
+		return nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "this store does not report the size of the monitor's data")
+	}
+	return s.MonitorSize(ctx)
 }

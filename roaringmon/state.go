@@ -12,10 +12,12 @@ import (
 // Log records. One log entry (one row, one batch) holds any number of
 // records; applying them in log order gives every process the same state.
 const (
-	recQueue  byte = 1 // round, created, bucket, ids
-	recMark   byte = 2 // round, created, bucket, kind, bucket start, ids
-	recMerge  byte = 3 // now, retention
-	recFields byte = 4 // source, counts, filled observations
+	recQueue   byte = 1 // round, created, bucket, ids
+	recMark    byte = 2 // round, created, bucket, kind, bucket start, ids
+	recMerge   byte = 3 // now, retention (written by earlier versions)
+	recFields  byte = 4 // source, counts, filled observations
+	recReasons byte = 5 // round, then pairs of id and failure reason
+	recMerge2  byte = 6 // now, retention, retention of closed rounds
 )
 
 // Mark kinds in records.
@@ -34,6 +36,37 @@ type state struct {
 	// dirty maps a snapshot part to the last log entry that changed it, so
 	// a snapshot rewrites only what changed.
 	dirty map[string]int64
+	// sizes are the body sizes of the last keepLog entries applied, for
+	// folding the log by bytes.
+	sizes []entrySize
+}
+
+type entrySize struct{ seq, n int64 }
+
+// unfolded returns the bytes of the entries applied after the snapshot
+// (as far as sizes remembers).
+func (s *state) unfolded() int64 {
+	var n int64
+	for _, e := range s.sizes {
+		if e.seq > s.snapSeq {
+			n += e.n
+		}
+	}
+	return n
+}
+
+// keepAfterFold returns how many of the newest entries a fold keeps: as
+// many as fit keepBytes, from minKeep to keepLog.
+func (s *state) keepAfterFold() int64 {
+	var k, n int64
+	for i := len(s.sizes) - 1; i >= 0 && k < keepLog; i-- {
+		n += s.sizes[i].n
+		if n > keepBytes && k >= minKeep {
+			break
+		}
+		k++
+	}
+	return max(k, minKeep)
 }
 
 func newState() *state {
@@ -48,6 +81,20 @@ type round struct {
 	done    *roaring.Bitmap // merged buckets only; see effDone
 	failed  *roaring.Bitmap
 	buckets map[int64]*bucket // by start, Unix seconds
+	// reasons holds the latest failure reason of failed targets, by id;
+	// texts interns them, as many targets fail for the same reason.
+	reasons map[uint32]string
+	texts   map[string]string
+}
+
+// setReason records id's latest failure reason.
+func (r *round) setReason(id uint32, reason string) {
+	if t, ok := r.texts[reason]; ok {
+		reason = t
+	} else {
+		r.texts[reason] = reason
+	}
+	r.reasons[id] = reason
 }
 
 type bucket struct {
@@ -75,7 +122,7 @@ func fieldsPart(source string) string { return "f/" + source }
 
 func newRound(name string, created, bsec int64) *round {
 	return &round{name: name, created: created, bucket: bsec, queued: roaring.New(), done: roaring.New(),
-		failed: roaring.New(), buckets: map[int64]*bucket{}}
+		failed: roaring.New(), buckets: map[int64]*bucket{}, reasons: map[uint32]string{}, texts: map[string]string{}}
 }
 
 func (s *state) ensureRound(name string, created, bsec int64) *round {
@@ -116,7 +163,7 @@ func (r *round) sortedBuckets() []int64 {
 func (s *state) apply(seq int64, body []byte, opts crawlkeeper.MonitorOptions) error {
 	d := &dec{b: body}
 	for d.more() {
-		switch d.byte() {
+		switch rec := d.byte(); rec {
 		case recQueue:
 			name, created, bsec, ids := d.str(), d.i(), d.i(), d.bitmap()
 			if d.err != nil {
@@ -160,13 +207,31 @@ func (s *state) apply(seq int64, body []byte, opts crawlkeeper.MonitorOptions) e
 				d.fail("mark kind")
 			}
 			s.dirty[roundPart(name)] = seq
-		case recMerge:
+		case recReasons:
+			name := d.str()
+			r := s.rounds[name]
+			for n := d.u(); n > 0 && d.err == nil; n-- {
+				id, reason := uint32(d.u()), d.str()
+				if r == nil {
+					d.fail("round of a reason")
+					break
+				}
+				r.setReason(id, reason)
+			}
+			if d.err == nil {
+				s.dirty[roundPart(name)] = seq
+			}
+		case recMerge, recMerge2:
 			now, retention := d.i(), d.i()
+			closedRet := retention
+			if rec == recMerge2 {
+				closedRet = d.i()
+			}
 			if d.err != nil {
 				break
 			}
 			for _, r := range s.rounds {
-				if m, dr := r.merge(now, retention, true); m+dr > 0 {
+				if m, dr := r.merge(now, s.retentionOf(r, now, retention, closedRet), true); m+dr > 0 {
 					s.dirty[roundPart(r.name)] = seq
 				}
 			}
@@ -180,7 +245,49 @@ func (s *state) apply(seq int64, body []byte, opts crawlkeeper.MonitorOptions) e
 		return fmt.Errorf("log entry %d: %w", seq, d.err)
 	}
 	s.seq = seq
+	s.sizes = append(s.sizes, entrySize{seq, int64(len(body))})
+	if len(s.sizes) > 2*keepLog {
+		s.sizes = append(s.sizes[:0], s.sizes[len(s.sizes)-keepLog:]...)
+	}
 	return nil
+}
+
+// later reports whether a round was created after r (in the order of
+// Rounds: creation time, then name).
+func (s *state) later(r *round) bool {
+	for _, o := range s.rounds {
+		if o.created > r.created || (o.created == r.created && o.name > r.name) {
+			return true
+		}
+	}
+	return false
+}
+
+// retentionOf returns the bucket retention that applies to r at now
+// (Unix seconds): closed, when r is closed (crawlkeeper.RoundClosed) and
+// that shorter retention would drop a set the open one keeps, open
+// otherwise. Deciding costs a count of the round, so it is made only when
+// it matters.
+func (s *state) retentionOf(r *round, now, open, closed int64) int64 {
+	if closed >= open {
+		return open
+	}
+	matters := false
+	for start, b := range r.buckets {
+		end := start + r.bucket
+		if b.set != nil && (b.merged || end <= now) && end+closed <= now && end+open > now {
+			matters = true
+			break
+		}
+	}
+	if !matters {
+		return open
+	}
+	_, _, remaining := counts(r)
+	if crawlkeeper.RoundClosed(remaining, s.later(r)) {
+		return closed
+	}
+	return open
 }
 
 // merge folds the buckets finished at now (Unix seconds) into done and
@@ -293,7 +400,44 @@ func (r *round) encode() []byte {
 			e.bitmap(b.set)
 		}
 	}
+	r.encodeReasons(e)
 	return e.b
+}
+
+// encodeReasons writes the reasons of the targets still failed: the
+// distinct texts, then (id gap, text number) pairs in id order. Parts
+// written before reasons existed end before this section.
+func (r *round) encodeReasons(e *enc) {
+	var ids []uint32
+	if len(r.reasons) > 0 {
+		done := r.effDone()
+		for id := range r.reasons {
+			if r.failed.Contains(id) && !done.Contains(id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	num := map[string]uint64{}
+	var texts []string
+	for _, id := range ids {
+		t := r.reasons[id]
+		if _, ok := num[t]; !ok {
+			num[t] = uint64(len(texts))
+			texts = append(texts, t)
+		}
+	}
+	e.u(uint64(len(texts)))
+	for _, t := range texts {
+		e.str(t)
+	}
+	e.u(uint64(len(ids)))
+	prev := uint32(0)
+	for _, id := range ids {
+		e.u(uint64(id - prev))
+		e.u(num[r.reasons[id]])
+		prev = id
+	}
 }
 
 func decodeRound(body []byte) (*round, error) {
@@ -307,6 +451,22 @@ func decodeRound(body []byte) (*round, error) {
 			b.set = d.bitmap()
 		}
 		r.buckets[start] = b
+	}
+	if d.more() {
+		var texts []string
+		for n := d.u(); n > 0 && d.err == nil; n-- {
+			texts = append(texts, d.str())
+		}
+		id := uint32(0)
+		for n := d.u(); n > 0 && d.err == nil; n-- {
+			id += uint32(d.u())
+			k := d.u()
+			if k >= uint64(len(texts)) {
+				d.fail("reason number")
+				break
+			}
+			r.setReason(id, texts[k])
+		}
 	}
 	return r, d.err
 }

@@ -194,6 +194,10 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 		s.Close()
 		return nil, err
 	}
+	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

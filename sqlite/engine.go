@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -197,3 +198,17 @@ func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Queri
 func (engine) MonitorName(name string) any { return name }
 
 func (engine) MonitorChunk() int { return 0 }
+
+// TableBytes sums the pages of the table's b-tree and of its indexes
+// (SQLite's dbstat virtual table).
+func (e engine) TableBytes(ctx context.Context, table string) (int64, error) {
+	var n sql.NullInt64
+	err := e.s.r.QueryRowContext(ctx, `SELECT sum(pgsize) FROM dbstat WHERE name = ?1
+		OR name IN (SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?1)`, table).Scan(&n)
+	return n.Int64, err
+}
+
+// MonitorDictBlock keeps a dictionary block within one 4 KB page (a
+// cell's local payload is at most 4,061 bytes), so none spills into
+// overflow pages.
+func (engine) MonitorDictBlock() int { return 4000 }

@@ -214,8 +214,8 @@ func num(v float64) string {
 }
 
 // benchExtras returns the measurements of the pipeline and the monitor:
-// the embedded monitor in a scratch SQLite store, or Redis with
-// --monitor.
+// the embedded monitor in a scratch store of --store's engine, or Redis
+// with --monitor.
 func benchExtras(a *app, scratch string) []bench.Measurement {
 	setup := bench.MonitorSetup{Embedded: a.monitorURL == ""}
 	setup.Open = func(ctx context.Context, name string) (crawlkeeper.Monitor, func(), error) {
@@ -223,7 +223,7 @@ func benchExtras(a *app, scratch string) []bench.Measurement {
 		closeSt := func() {}
 		if a.monitorURL == "" {
 			var err error
-			st, closeSt, err = backends.OpenScratch(ctx, "", scratch, "monitor-"+name)
+			st, closeSt, err = backends.OpenScratch(ctx, a.storeURL, scratch, "monitor-"+name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -258,7 +258,7 @@ func benchExtras(a *app, scratch string) []bench.Measurement {
 		if a.monitorURL != "" {
 			return rawbench.RedisMarks(ctx, a.monitorURL)
 		}
-		st, closeSt, err := backends.OpenScratch(ctx, "", scratch, "monitor-raw")
+		st, closeSt, err := backends.OpenScratch(ctx, a.storeURL, scratch, "monitor-raw")
 		if err != nil {
 			return nil, err
 		}

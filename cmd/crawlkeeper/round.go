@@ -13,8 +13,8 @@ import (
 )
 
 func init() {
-	register(&command{name: "round", summary: "crawl rounds: queue, done, fail, status, remaining, diff, list, merge", run: runRound,
-		subs: []string{"queue", "done", "fail", "status", "remaining", "diff", "list", "merge"}})
+	register(&command{name: "round", summary: "crawl rounds: queue, done, fail, status, remaining, failed, diff, list, merge", run: runRound,
+		subs: []string{"queue", "done", "fail", "status", "remaining", "failed", "diff", "list", "merge"}})
 }
 
 const roundUsage = `round SUBCOMMAND --round R [flags]
@@ -22,9 +22,12 @@ const roundUsage = `round SUBCOMMAND --round R [flags]
 Subcommands:
   queue --round R [--bucket 30m] [FILE|-]      queue target names (one per line)
   done --round R [--file F | NAME...]          mark targets done
-  fail --round R [--file F | NAME...]          mark targets failed
+  fail --round R [--reason T] [--file F | NAME...]
+                                               mark targets failed, with a reason
   status --round R                             progress and throughput per bucket
   remaining --round R [--limit N] [--after T]  names not done or failed, paged
+  failed --round R [--also S | --done-later] [--reasons] [--limit N] [--after T | --all]
+                                               names that failed (and why), paged
   diff --round A --vs B [--limit N] [--after T] targets done in one round only
   list                                         every round with its counts
   merge                                        fold finished buckets now (serve does this)`
@@ -35,6 +38,7 @@ var roundSubs = map[string]func(ctx context.Context, a *app, args []string) erro
 	"fail":      func(ctx context.Context, a *app, args []string) error { return runRoundMark(ctx, a, "fail", args) },
 	"status":    runRoundStatus,
 	"remaining": runRoundRemaining,
+	"failed":    runRoundFailed,
 	"diff":      runRoundDiff,
 	"list":      runRoundList,
 	"merge":     runRoundMerge,
@@ -51,7 +55,7 @@ func runRound(ctx context.Context, a *app, args []string) error {
 	}
 	sub, ok := roundSubs[args[0]]
 	if !ok {
-		return usagef("unknown round subcommand %q: use queue, done, fail, status, remaining, diff, list or merge", args[0])
+		return usagef("unknown round subcommand %q: use queue, done, fail, status, remaining, failed, diff, list or merge", args[0])
 	}
 	return sub(ctx, a, args[1:])
 }
@@ -205,8 +209,16 @@ type markResult struct {
 }
 
 func runRoundMark(ctx context.Context, a *app, verb string, args []string) error {
-	fs := a.newFlags("round "+verb, "round "+verb+" --round R [--file F | NAME...]")
+	usage := "round " + verb + " --round R [--file F | NAME...]"
+	if verb == "fail" {
+		usage = "round fail --round R [--reason TEXT] [--file F | NAME...]"
+	}
+	fs := a.newFlags("round "+verb, usage)
 	round := roundFlag(fs, "round")
+	var reason *string
+	if verb == "fail" {
+		reason = fs.String("reason", "", "why the targets failed (\"HTTP 503\"), kept with each and listed by round failed")
+	}
 	file := fs.String("file", "", "read target names from `file`, one per line (- for standard input)")
 	batch := fs.Int("batch", 10000, "marks per write")
 	progress := fs.Bool("progress", false, "print a line after each acknowledged batch (marks already durable)")
@@ -225,8 +237,10 @@ func runRoundMark(ctx context.Context, a *app, verb string, args []string) error
 		return usagef("--batch must be positive")
 	}
 	kind := crawlkeeper.MarkDone
+	why := ""
 	if verb == "fail" {
 		kind = crawlkeeper.MarkFailed
+		why = crawlkeeper.CleanReason(*reason)
 	}
 	return withNewMonitor(ctx, a, func(m crawlkeeper.Monitor) error {
 		res := markResult{Round: r, Kind: string(kind)}
@@ -234,7 +248,7 @@ func runRoundMark(ctx context.Context, a *app, verb string, args []string) error
 			at := a.now()
 			marks := make([]crawlkeeper.Mark, len(names))
 			for i, n := range names {
-				marks[i] = crawlkeeper.Mark{Round: r, Target: n, Kind: kind, At: at}
+				marks[i] = crawlkeeper.Mark{Round: r, Target: n, Kind: kind, At: at, Reason: why}
 			}
 			n, err := m.Mark(ctx, marks)
 			if err != nil {
@@ -333,6 +347,82 @@ func runRoundRemaining(ctx context.Context, a *app, args []string) error {
 		w := bufio.NewWriter(a.stdout)
 		for _, n := range names {
 			fmt.Fprintln(w, n)
+		}
+		return w.Flush()
+	})
+}
+
+func runRoundFailed(ctx context.Context, a *app, args []string) error {
+	fs := a.newFlags("round failed", "round failed --round R [--also S | --done-later] [--reasons] [--limit N] [--after NAME | --all]")
+	round := roundFlag(fs, "round")
+	also := fs.String("also", "", "only targets that failed in `round` S too")
+	doneLater := fs.Bool("done-later", false, "only targets that a round created later did (failures since recovered)")
+	reasons := fs.Bool("reasons", false, "print each name's reason after a tab (with --also, then the reason in S; with --done-later, then the round that did it)")
+	limit := fs.Int("limit", crawlkeeper.DefaultRemainingLimit, "names per page (at most 100000)")
+	after := fs.String("after", "", "start after the target `name` (the last one of the previous page)")
+	all := fs.Bool("all", false, "every page, for piping into round queue")
+	if _, err := a.parse(fs, args); err != nil {
+		return err
+	}
+	r, err := round()
+	if err != nil {
+		return err
+	}
+	if *also != "" {
+		if err := crawlkeeper.ValidateRound(*also); err != nil {
+			return usagef("--also: %s", crawlkeeper.ErrorMessage(err))
+		}
+	}
+	if *all && *after != "" {
+		return usagef("--all starts at the first page: leave out --after")
+	}
+	if *limit <= 0 {
+		return usagef("--limit must be positive")
+	}
+	return withMonitor(ctx, a, func(m crawlkeeper.Monitor) error {
+		q := crawlkeeper.FailedQuery{Round: r, Also: *also, DoneLater: *doneLater, After: *after, Limit: *limit}
+		w := bufio.NewWriter(a.stdout)
+		defer w.Flush()
+		var pages []*crawlkeeper.FailedPage
+		for {
+			page, err := m.Failed(ctx, q)
+			if err != nil {
+				return err
+			}
+			if a.json && !*all {
+				return a.printJSON(page)
+			}
+			pages = append(pages, page)
+			if !a.json {
+				for _, t := range page.Targets {
+					w.WriteString(t.Target)
+					if *reasons {
+						fmt.Fprintf(w, "\t%s", t.Reason)
+						if *also != "" {
+							fmt.Fprintf(w, "\t%s", t.AlsoReason)
+						}
+						if *doneLater {
+							fmt.Fprintf(w, "\t%s", t.DoneIn)
+						}
+					}
+					w.WriteByte('\n')
+				}
+				pages = pages[:0]
+			}
+			if !*all || page.Next == "" {
+				break
+			}
+			q.After = page.Next
+		}
+		if a.json {
+			// --all --json: one page holding every target.
+			whole := *pages[0]
+			whole.Next = ""
+			for _, p := range pages[1:] {
+				whole.Targets = append(whole.Targets, p.Targets...)
+			}
+			w.Flush()
+			return a.printJSON(&whole)
 		}
 		return w.Flush()
 	})

@@ -240,12 +240,18 @@ func testRoundCLI(t *testing.T, c *mcli) {
 		t.Fatalf("status after merge = %+v", st)
 	}
 
+	testRoundFailedCLI(t, c)
+
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
 		{[]string{"round"}, 2, "subcommand"},
+		{[]string{"round", "failed", "--round", "99"}, 1, `round "99" not found`},
+		{[]string{"round", "failed", "--round", "8", "--also", "99"}, 1, `round "99" not found`},
+		{[]string{"round", "failed", "--round", "8", "--all", "--after", "x"}, 2, "--all starts at the first page"},
+		{[]string{"round", "done", "--round", "8", "--reason", "x", "acme.example"}, 2, "reason"},
 		{[]string{"round", "nosuch"}, 2, `unknown round subcommand "nosuch"`},
 		{[]string{"round", "status"}, 2, "--round is required"},
 		{[]string{"round", "status", "--round", "99"}, 1, `round "99" not found`},
@@ -263,6 +269,65 @@ func testRoundCLI(t *testing.T, c *mcli) {
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("crawlkeeper %v: exit %d stderr %q; want exit %d with %q", tc.args, code, errs, tc.code, tc.want)
 		}
+	}
+}
+
+// testRoundFailedCLI lists failed targets by name (with reasons from
+// round fail --reason and from _error), pages, filters and pipes them
+// into round queue. It follows testRoundCLI's rounds 7 and 8.
+func testRoundFailedCLI(t *testing.T, c *mcli) {
+	c.ok("", "round", "fail", "--round", "8", "--reason", "HTTP 503\nthen a reset", "beta.example", "gamma.example", "--now", "2026-03-02T10:10:00Z")
+	var sum map[string]any
+	c.json(&sum, `{"_target":"acme.example","_round":"8","_error":"timeout"}`+"\n", "ingest", "-", "--now", "2026-03-02T10:11:00Z")
+	if sum["reports"] != 1.0 || sum["inserted"] != 0.0 {
+		t.Fatalf("failure report = %v", sum)
+	}
+	if out := c.ok("", "round", "failed", "--round", "8"); out != "acme.example\nbeta.example\ngamma.example\n" {
+		t.Fatalf("failed = %q", out)
+	}
+	if out := c.ok("", "round", "failed", "--round", "8", "--reasons", "--limit", "2"); out != "acme.example\ttimeout\nbeta.example\tHTTP 503 then a reset\n" {
+		t.Fatalf("failed with reasons = %q", out)
+	}
+	if out := c.ok("", "round", "failed", "--round", "8", "--limit", "2", "--after", "beta.example"); out != "gamma.example\n" {
+		t.Fatalf("failed page 2 = %q", out)
+	}
+	if out := c.ok("", "round", "failed", "--round", "8", "--limit", "1", "--all"); out != "acme.example\nbeta.example\ngamma.example\n" {
+		t.Fatalf("failed --all = %q", out)
+	}
+	var page struct {
+		Count   int `json:"count"`
+		Targets []struct {
+			Target string `json:"target"`
+			Reason string `json:"reason"`
+		} `json:"targets"`
+		Next string `json:"next"`
+	}
+	c.json(&page, "", "round", "failed", "--round", "8", "--limit", "1")
+	if page.Count != 3 || len(page.Targets) != 1 || page.Targets[0].Reason != "timeout" || page.Next != "acme.example" {
+		t.Fatalf("failed --json = %+v", page)
+	}
+	c.json(&page, "", "round", "failed", "--round", "8", "--limit", "1", "--all")
+	if page.Count != 3 || len(page.Targets) != 3 || page.Next != "" {
+		t.Fatalf("failed --all --json = %+v", page)
+	}
+	// gamma failed in 7 and in 8.
+	if out := c.ok("", "round", "failed", "--round", "8", "--also", "7", "--reasons"); out != "gamma.example\tHTTP 503 then a reset\t\n" {
+		t.Fatalf("failed in 8 and 7 = %q", out)
+	}
+	if out := c.ok("", "target", "gamma.example"); !strings.Contains(out, "round 8: failed: HTTP 503 then a reset") {
+		t.Fatalf("target text = %q", out)
+	}
+	// A later round does gamma: failed in 7, done later.
+	c.ok("", "round", "done", "--round", "9", "gamma.example", "--now", "2026-03-03T10:00:00Z")
+	if out := c.ok("", "round", "failed", "--round", "7", "--done-later", "--reasons"); out != "gamma.example\t\t9\n" {
+		t.Fatalf("failed in 7, done later = %q", out)
+	}
+	// Re-queue the failures of round 8 into round 10.
+	failed := c.ok("", "round", "failed", "--round", "8", "--all")
+	var q map[string]any
+	c.json(&q, failed, "round", "queue", "--round", "10", "-", "--now", "2026-03-04T10:00:00Z")
+	if q["queued"] != 3.0 || q["new_targets"] != 0.0 {
+		t.Fatalf("re-queued = %v", q)
 	}
 }
 

@@ -38,6 +38,8 @@ func runTarget(ctx context.Context, a *app, args []string) error {
 				if r.DoneAt != nil {
 					state += " in the bucket of " + r.DoneAt.Format(time.RFC3339)
 				}
+			case r.Failed && r.Reason != "":
+				state = "failed: " + r.Reason
 			case r.Failed:
 				state = "failed"
 			}

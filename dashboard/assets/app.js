@@ -202,3 +202,66 @@
 		start();
 	}
 })();
+
+// Copy buttons: a button with data-copy="SELECTOR" copies the text of the
+// elements the selector finds, one per line, and says so in the element
+// of data-copied.
+(function () {
+	"use strict";
+
+	function copied(btn, text) {
+		var out = btn.getAttribute("data-copied") && document.querySelector(btn.getAttribute("data-copied"));
+		if (out) {
+			out.textContent = text;
+		}
+	}
+
+	// fallback copies through a selected text area, for browsers without
+	// the clipboard API (or pages not served over HTTPS or localhost).
+	function fallback(text) {
+		var ta = document.createElement("textarea");
+		ta.value = text;
+		ta.setAttribute("readonly", "");
+		ta.style.position = "absolute";
+		ta.style.left = "-9999px";
+		document.body.appendChild(ta);
+		ta.select();
+		var ok = false;
+		try {
+			ok = document.execCommand("copy");
+		} catch (e) {
+			ok = false;
+		}
+		document.body.removeChild(ta);
+		return ok;
+	}
+
+	function start() {
+		document.querySelectorAll("button[data-copy]").forEach(function (btn) {
+			btn.addEventListener("click", function () {
+				var names = [];
+				document.querySelectorAll(btn.getAttribute("data-copy")).forEach(function (el) {
+					names.push(el.textContent);
+				});
+				var text = names.join("\n") + "\n";
+				var n = names.length + (names.length === 1 ? " name" : " names");
+				btn.setAttribute("data-copy-text", text);
+				if (navigator.clipboard && navigator.clipboard.writeText) {
+					navigator.clipboard.writeText(text).then(function () {
+						copied(btn, "Copied " + n + ".");
+					}, function () {
+						copied(btn, fallback(text) ? "Copied " + n + "." : "The browser refused to copy.");
+					});
+				} else {
+					copied(btn, fallback(text) ? "Copied " + n + "." : "The browser refused to copy.");
+				}
+			});
+		});
+	}
+
+	if (document.readyState === "loading") {
+		document.addEventListener("DOMContentLoaded", start);
+	} else {
+		start();
+	}
+})();

@@ -487,9 +487,98 @@ func TestBrowserPages(t *testing.T) {
 			b.errorf("salary field background %q, title %q: want the salary highlighted", bg, plain)
 		}
 	})
+	// Last: it fails and re-queues targets the subtests above count.
+	t.Run("failed", func(t *testing.T) {
+		b.t = t
+		testBrowserFailed(t, e, b)
+	})
 	t.Log("browser checks took", time.Since(start).Round(time.Millisecond))
 	b.t = t
 	b.expectNoProblems()
+}
+
+// failedRows reads the round page's failed list: each row's cells, joined
+// by " | ".
+func failedRows(b *browser) []string {
+	b.t.Helper()
+	return eval[[]string](b, "read the failed list", `Array.from(document.querySelectorAll("#failed-list tbody tr"), tr => Array.from(tr.cells, c => c.textContent.trim()).join(" | "))`)
+}
+
+// testBrowserFailed checks the round page's failed targets against the
+// API (reasons, the filter for targets that failed in two rounds), copies
+// and downloads their names, and re-queues them into a new round through
+// the confirmation.
+func testBrowserFailed(t *testing.T, e *env, b *browser) {
+	e.call("POST", "/api/v1/rounds/r1/fail?reason=HTTP%20503", "ingest", `["hooli",{"target":"vandelay","reason":"robots.txt disallows /"}]`, nil)
+	e.call("POST", "/api/v1/rounds/r2/fail", "ingest", `[{"target":"vandelay","reason":"timeout after 30s"}]`, nil)
+	var page crawlkeeper.FailedPage
+	e.call("GET", "/api/v1/rounds/r1/failed", "read", "", &page)
+	var want []string
+	var names []string
+	for _, ft := range page.Targets {
+		want = append(want, ft.Target+" | "+ft.Reason)
+		names = append(names, ft.Target)
+	}
+	if len(want) != 3 {
+		t.Fatalf("API failed list of r1: %+v", page)
+	}
+	b.open("/rounds/r1")
+	b.expectNum("#failed-summary", "failed_listed", page.Count)
+	if got := failedRows(b); !slices.Equal(got, want) {
+		b.errorf("failed list %q, API %q", got, want)
+	}
+
+	// Failed in r1 and in r2: vandelay, with both reasons.
+	b.load("filter: failed in r2 too",
+		chromedp.SetValue(chromedp.CSS(`#failed-filter select[name=also]`), "r2"),
+		chromedp.Submit(chromedp.CSS(`#failed-filter select[name=also]`)))
+	var both crawlkeeper.FailedPage
+	e.call("GET", "/api/v1/rounds/r1/failed?also=r2", "read", "", &both)
+	b.expectNum("#failed-summary", "failed_listed", both.Count)
+	if got := failedRows(b); both.Count != 1 || !slices.Equal(got, []string{"vandelay | robots.txt disallows / | timeout after 30s"}) {
+		b.errorf("failed in r1 and r2: %q, API %+v", got, both)
+	}
+	// The download link serves the filter's names; the copy button copies
+	// the names of the page.
+	text := eval[string](b, "download", `fetch(document.querySelector("#failed-download").href).then(r => r.text())`, chromedp.EvalAwaitPromise)
+	if text != "vandelay\n" {
+		b.errorf("downloaded %q, want vandelay", text)
+	}
+	b.do("copy", chromedp.Click(chromedp.CSS("#failed-copy")))
+	b.do("copied", chromedp.WaitVisible(chromedp.CSS(`#failed-copied:not(:empty)`)))
+	if got := b.texts("#failed-copied"); !slices.Equal(got, []string{"Copied 1 name."}) {
+		b.errorf("after copying: %q", got)
+	}
+	if got := eval[string](b, "copied text", `document.querySelector("#failed-copy").getAttribute("data-copy-text")`); got != "vandelay\n" {
+		b.errorf("copied %q", got)
+	}
+
+	// Re-queue every failure of r1 into r1-retry: a confirmation first,
+	// which queues nothing.
+	b.open("/rounds/r1")
+	b.load("re-queue", chromedp.Click(chromedp.CSS("#requeue")))
+	b.expectNum("#requeue-confirm", "requeue_count", page.Count)
+	if got := b.texts("#requeue-names li"); !slices.Equal(got, names) {
+		b.errorf("names to re-queue %q, want %q", got, names)
+	}
+	if _, err := e.mon.Status(context.Background(), "r1-retry"); crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
+		b.fatalf("the confirmation queued already: round r1-retry answers %v", err)
+	}
+	b.load("confirm", chromedp.Click(chromedp.CSS("#requeue-yes")))
+	b.expectNum("#requeue-result", "requeued", page.Count)
+	if !b.exists("#notice") {
+		b.errorf("no notice after the re-queue")
+	}
+	b.load("open the new round", chromedp.Click(chromedp.CSS("#requeue-into")))
+	var st crawlkeeper.RoundStatus
+	e.call("GET", "/api/v1/rounds/r1-retry", "read", "", &st)
+	if st.Queued != page.Count || st.Remaining != page.Count {
+		b.errorf("round r1-retry: %+v, want the %d failures queued", st, page.Count)
+	}
+	b.expectNum("", "remaining", st.Remaining)
+	if got := b.texts("#targets li"); !slices.Equal(got, names) {
+		b.errorf("remaining in r1-retry %q, want %q", got, names)
+	}
 }
 
 // TestBrowserLogin checks the dashboard on a server with tokens: no token
@@ -546,7 +635,7 @@ func TestBrowserLogin(t *testing.T) {
 		if b.exists("#login") || b.exists("#error") {
 			b.errorf("%s with a read token: not shown", p)
 		}
-		if b.exists("#preview") || b.exists("#force") || b.exists("#retry-all") {
+		if b.exists("#preview") || b.exists("#force") || b.exists("#retry-all") || b.exists("#requeue") {
 			b.errorf("%s shows admin buttons to a read token", p)
 		}
 		noTokens(p)
@@ -563,6 +652,7 @@ func TestBrowserLogin(t *testing.T) {
 	}{
 		{"POST", "/archive/preview", 403},
 		{"POST", "/pipeline/retry", 403},
+		{"POST", "/rounds/r1/requeue", 403},
 		{"POST", "/api/v1/archive?dry_run=true", 403},
 		{"GET", "/api/v1/stats", 200},
 	} {
@@ -587,5 +677,5 @@ func TestBrowserLogin(t *testing.T) {
 	}
 	noTokens("archive as admin")
 	t.Log("browser checks took", time.Since(start).Round(time.Millisecond))
-	b.expectNoProblems("/login", "/archive/preview", "/pipeline/retry", "/api/v1/archive?dry_run=true")
+	b.expectNoProblems("/login", "/archive/preview", "/pipeline/retry", "/rounds/r1/requeue", "/api/v1/archive?dry_run=true")
 }

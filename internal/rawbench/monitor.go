@@ -2,13 +2,15 @@ package rawbench
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/bench"
+	"github.com/crawlkeeper/crawlkeeper/mysql"
+	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/sqlite"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,21 +19,41 @@ import (
 // libraries it is built on doing the same work by hand. A map gives each
 // target name its id, a roaring bitmap holds the done set, and each batch
 // is persisted with one write (the batch's ids as a serialized bitmap)
-// into the SQLite store st, on its writer connection and so with its
-// durability.
+// into the SQL store st (SQLite, PostgreSQL or MySQL), on its own
+// connections and so with its durability.
 func EmbeddedMarks(ctx context.Context, st crawlkeeper.Store) (bench.MarkBaseline, error) {
-	s, ok := st.(*sqlite.Store)
-	if !ok {
-		return nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "the embedded mark baseline needs a SQLite store, not %T", st)
+	m := &embeddedMarks{ids: map[string]uint32{}, done: roaring.New()}
+	var ddl string
+	switch s := st.(type) {
+	case *sqlite.Store:
+		ddl = `CREATE TABLE bench_marks (seq INTEGER PRIMARY KEY, ids BLOB NOT NULL)`
+		m.exec = func(ctx context.Context, q string, args ...any) error {
+			_, err := s.DB().ExecContext(ctx, q, args...)
+			return err
+		}
+	case *mysql.Store:
+		ddl = `CREATE TABLE bench_marks (seq BIGINT AUTO_INCREMENT PRIMARY KEY, ids LONGBLOB NOT NULL)`
+		m.exec = func(ctx context.Context, q string, args ...any) error {
+			_, err := s.DB().ExecContext(ctx, q, args...)
+			return err
+		}
+	case *postgres.Store:
+		ddl = `CREATE TABLE bench_marks (seq bigserial PRIMARY KEY, ids bytea NOT NULL)`
+		m.exec = func(ctx context.Context, q string, args ...any) error {
+			_, err := s.Pool().Exec(ctx, strings.Replace(q, "?", "$1", 1), args...)
+			return err
+		}
+	default:
+		return nil, crawlkeeper.Errorf(crawlkeeper.ENOTSUPPORTED, "the embedded mark baseline needs a SQL store, not %T", st)
 	}
-	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE bench_marks (seq INTEGER PRIMARY KEY, ids BLOB NOT NULL)`); err != nil {
+	if err := m.exec(ctx, ddl); err != nil {
 		return nil, err
 	}
-	return &embeddedMarks{db: s.DB(), ids: map[string]uint32{}, done: roaring.New()}, nil
+	return m, nil
 }
 
 type embeddedMarks struct {
-	db   *sql.DB
+	exec func(ctx context.Context, q string, args ...any) error
 	ids  map[string]uint32
 	done *roaring.Bitmap
 }
@@ -59,8 +81,7 @@ func (m *embeddedMarks) Mark(ctx context.Context, names []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = m.db.ExecContext(ctx, `INSERT INTO bench_marks (ids) VALUES (?)`, b)
-	return err
+	return m.exec(ctx, `INSERT INTO bench_marks (ids) VALUES (?)`, b)
 }
 
 func (m *embeddedMarks) Close() {}

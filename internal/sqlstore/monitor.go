@@ -25,12 +25,46 @@ type Monitor interface {
 	// split over rows numbered by a chunk column), or 0 when the tables
 	// have no chunk column and a row holds a whole body.
 	MonitorChunk() int
+	// MonitorDictBlock is the most bytes of names one row of monitor_dict
+	// holds: as much as fits the engine's pages without spilling to
+	// overflow or TOAST storage.
+	MonitorDictBlock() int
+	// TableBytes returns what a table takes on disk with its indexes, as
+	// the engine counts it (0 for a table that does not exist).
+	TableBytes(ctx context.Context, table string) (int64, error)
 }
 
 var (
 	_ crawlkeeper.MonitorPersister = (*Store)(nil)
 	_ crawlkeeper.TxMarkStore      = (*Store)(nil)
+	_ crawlkeeper.MonitorSizer     = (*Store)(nil)
 )
+
+// monitorDictTables and monitorTables name the monitor's tables: the
+// dictionary's, then the rest.
+var (
+	monitorDictTables = []string{"monitor_dict", "monitor_targets"}
+	monitorTables     = []string{"monitor_log", "monitor_parts", "monitor_meta"}
+)
+
+// MonitorSize implements crawlkeeper.MonitorSizer from the engine's own
+// table and index sizes.
+func (s *Store) MonitorSize(ctx context.Context) (*crawlkeeper.MonitorSize, error) {
+	sz := &crawlkeeper.MonitorSize{}
+	for i, tables := range [][]string{monitorDictTables, monitorTables} {
+		for _, t := range tables {
+			n, err := s.e.TableBytes(ctx, t)
+			if err != nil {
+				return nil, s.e.Wrap("monitor size", err)
+			}
+			if i == 0 {
+				sz.Dictionary += n
+			}
+			sz.Total += n
+		}
+	}
+	return sz, nil
+}
 
 // SetTxMarker implements crawlkeeper.TxMarkStore: from now on Ingest
 // writes a batch's marks through m in the batch's transaction.
@@ -87,15 +121,7 @@ func (t *monitorTx) TargetsFrom(from uint32, fn func(id uint32, name string) err
 	if err := t.lock(); err != nil {
 		return err
 	}
-	err := EachRow(t.ctx, t.tx, func(rows Rows) error {
-		var id int64
-		var name []byte
-		if err := rows.Scan(&id, &name); err != nil {
-			return err
-		}
-		return fn(uint32(id), string(name))
-	}, `SELECT id, name FROM monitor_targets WHERE id >= ? ORDER BY id`, int64(from))
-	if err != nil {
+	if err := t.namesFrom(from, fn); err != nil {
 		return fmt.Errorf("monitor: read targets: %w", err)
 	}
 	return nil
@@ -181,11 +207,7 @@ func (t *monitorTx) AddTargets(first uint32, names []string) error {
 	if err := t.lock(); err != nil {
 		return err
 	}
-	rows := make([][]any, len(names))
-	for i, n := range names {
-		rows[i] = []any{int64(first) + int64(i), t.s.e.MonitorName(n)}
-	}
-	if err := t.s.e.Insert(t.ctx, t.tx, "monitor_targets", []string{"id", "name"}, rows, 0); err != nil {
+	if err := t.appendNames(first, names); err != nil {
 		return fmt.Errorf("monitor: add targets: %w", err)
 	}
 	return nil
