@@ -71,6 +71,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
@@ -142,7 +143,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	if err := durability.Validate(); err != nil {
 		return nil, err
 	}
-	where := redact(rawURL)
+	where := sqlstore.Redact(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", where)
@@ -155,7 +156,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 }
 
 func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeeper.Durability, mustExist bool) (*Store, error) {
-	where := redact(rawURL)
+	where := sqlstore.Redact(rawURL)
 	// The defaults come first so that the URL's own options
 	// (serverSelectionTimeoutMS, appName, w, journal) override them.
 	co := options.Client().SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper")
@@ -165,7 +166,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 	co.ApplyURI(rawURL)
 	client, err := mongo.Connect(co)
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, sqlstore.RedactErr(err, rawURL))
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
@@ -314,7 +315,7 @@ func (s *Store) createIndexes(ctx context.Context) error {
 func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
-		return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", redact(baseURL))
+		return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", sqlstore.Redact(baseURL))
 	}
 	var b [4]byte
 	rand.Read(b[:])
@@ -345,27 +346,6 @@ func sanitizeName(s string) string {
 		}
 	}
 	return string(out)
-}
-
-// redact hides the password of a URL for messages and logs.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
-
-// redactErr returns err's text with the URL's password removed, since
-// driver errors may quote the connection string.
-func redactErr(err error, raw string) string {
-	msg := err.Error()
-	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
-	}
-	return msg
 }
 
 // errConflict is returned inside operations when a conditional write

@@ -1,46 +1,27 @@
 // Package mysql is crawlkeeper's MySQL and MariaDB store, through
-// github.com/go-sql-driver/mysql. One SQL dialect serves MySQL 8 and
-// MariaDB 10.11: it keeps the embedded store's tables, columns and indexes
-// (times as Unix microseconds, archived payloads compressed with zstd) on
-// InnoDB, and it is safe for several processes sharing one database.
+// github.com/go-sql-driver/mysql: its engine for the shared SQL store
+// (internal/sqlstore). One SQL dialect serves MySQL 8 and MariaDB 10.11:
+// it keeps the embedded store's tables, columns and indexes (times as Unix
+// microseconds, archived payloads compressed with zstd) on InnoDB, and it
+// is safe for several processes sharing one database.
 //
-// # Keys across active and archive
-//
-// A dedup key must be in at most one of the active and archive tables,
-// also while several processes ingest, archive and restore at once. The
-// table record_keys holds one row per stored key and serves as the lock
-// of that key. Every transaction that inserts a record or moves one
-// between the tables first runs
+// Keys are locked through record_keys (sqlstore.Keys), with
 //
 //	INSERT INTO record_keys (`key`) VALUES (...), ... ON DUPLICATE KEY UPDATE `key` = `key`
 //
-// with its keys sorted, which inserts the missing keys and takes an
-// exclusive lock on the existing ones (the update changes nothing). A
-// process ingesting a key that another is inserting waits on the primary
-// key until the other commits, then locks the committed row. Only after
-// the lock does the transaction read the records of its keys; sessions run
-// in READ COMMITTED, so each read sees every commit before it (InnoDB's
-// default REPEATABLE READ would keep reading the transaction's first
-// snapshot), and no other process can change those records before the
-// commit. The unique indexes on active.key and archive.key stay as a
-// second line of defence.
-//
-// Writes that do not move records (processing results, event re-reads)
-// lock the rows they change and check the record's version. Ids are taken
-// from the counter row meta.next_id with UPDATE ... LAST_INSERT_ID(...) in
-// an autocommit statement of its own, so concurrent ingests do not queue
-// on the counter for the length of their transactions, and an id is never
-// handed out twice. Transactions that lose a deadlock are retried a few
-// times, then fail with ECONFLICT.
-//
-// # Round trips
-//
-// An ingest batch costs a constant number of statements whatever its size
-// (statements are split only to stay under max_allowed_packet):
-// parameters are interpolated on the client (one round trip per statement
-// instead of prepare, execute and close), and rows are written with
-// multi-row INSERTs and UPDATE ... JOIN over a derived table of UNION ALL
-// rows.
+// with the keys sorted, which inserts the missing keys and takes an
+// exclusive lock on the existing ones (the update changes nothing).
+// Sessions run in READ COMMITTED, so each read after the lock sees every
+// commit before it (InnoDB's default REPEATABLE READ would keep reading
+// the transaction's first snapshot); transactions that lose a deadlock are
+// run again a few times, then fail with ECONFLICT. Ids are taken from the
+// counter row meta.next_id with UPDATE ... LAST_INSERT_ID(...) in an
+// autocommit statement of its own, so concurrent ingests do not queue on
+// the counter for the length of their transactions. Parameters are
+// interpolated on the client (one round trip per statement instead of
+// prepare, execute and close), and multi-row writes are INSERT ... VALUES
+// and UPDATE ... JOIN over a derived table of UNION ALL rows (bulk.go),
+// split only to stay under max_allowed_packet.
 //
 // # MySQL and MariaDB
 //
@@ -102,18 +83,18 @@ var _ crawlkeeper.Store = (*Store)(nil)
 func Config(rawURL string) (*driver.Config, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "mysql" && u.Scheme != "mariadb") {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mysql://user:password@host:3306/database", redact(rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mysql://user:password@host:3306/database", sqlstore.Redact(rawURL))
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if db == "" || strings.Contains(db, "/") {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s names no database: use mysql://user:password@host:3306/database", redact(rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s names no database: use mysql://user:password@host:3306/database", sqlstore.Redact(rawURL))
 	}
 	q := u.Query()
 	socket := q.Get("socket")
 	q.Del("socket")
 	cfg, err := driver.ParseDSN("/?" + q.Encode())
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", redact(rawURL), err)
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", sqlstore.Redact(rawURL), err)
 	}
 	if u.User != nil {
 		cfg.User = u.User.Username()
@@ -167,9 +148,9 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
-	where := redact(rawURL)
+	where := sqlstore.Redact(rawURL)
 	s := &Store{where: where, durability: durability}
-	s.Store = sqlstore.New(engine{s})
+	s.Store = sqlstore.New(engine{s: s})
 	// A first connection tells MySQL from MariaDB, whose isolation-level
 	// variables have different names, before the pool is configured.
 	var version string
@@ -259,15 +240,6 @@ func (s *Store) unreachable(err error) error {
 	}
 	return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
 		Message: fmt.Sprintf("cannot reach MySQL/MariaDB at %s: check that the server runs and the URL is right", s.where), Err: err}
-}
-
-// redact hides the password of a URL for messages and logs.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // DB returns the connection pool, for the benchmark's raw baselines and
@@ -381,26 +353,17 @@ const (
 // InnoDB rolled it back to break a deadlock. The session's isolation level
 // is READ COMMITTED (see Open).
 func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	var err error
-	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		err = s.tx(ctx, fn)
-		if err == nil || !isErr(err, errDeadlock) || ctx.Err() != nil {
-			break
+	return s.wrap(what, sqlstore.Retry(ctx, maxAttempts, func(err error) bool { return isErr(err, errDeadlock) }, func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
 		}
-	}
-	return s.wrap(what, err)
-}
-
-func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}))
 }
 
 func isErr(err error, number uint16) bool {
@@ -413,9 +376,8 @@ func (s *Store) wrap(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ce *crawlkeeper.Error
-	if errors.As(err, &ce) {
-		return err
+	if known, ok := sqlstore.Known(err); ok {
+		return known
 	}
 	switch {
 	case isErr(err, errDeadlock), isErr(err, errLockWait):

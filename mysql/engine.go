@@ -10,16 +10,12 @@ import (
 )
 
 // engine is MySQL's and MariaDB's sqlstore.Engine.
-type engine struct{ s *Store }
+type engine struct {
+	sqlstore.Defaults
+	s *Store
+}
 
 var _ sqlstore.Engine = engine{}
-
-func (e engine) Name() string {
-	if e.s.mariaDB {
-		return "MariaDB"
-	}
-	return "MySQL"
-}
 
 func (e engine) Reader() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 
@@ -42,10 +38,6 @@ func (engine) Upsert(table string, cols []string, nkey int) string {
 	return "REPLACE INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + sqlstore.In(len(cols)) + ")"
 }
 
-func (engine) ForUpdate() string { return " FOR UPDATE" }
-
-func (engine) SearchCols() string { return "search_text" }
-
 func (engine) SearchArgs(r *crawlkeeper.Record) []any { return []any{encodeSearchText(r.SearchText)} }
 
 func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
@@ -57,17 +49,11 @@ func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
 	}
 }
 
-func (engine) CompressArchive() bool { return true }
-
 // TitleMatch lower-cases both sides with LOWER(), which on MySQL and
 // MariaDB folds non-ASCII letters too (the embedded store folds only
 // ASCII): "É" finds "é" here. The escape is not a backslash, which MySQL
 // string literals would read as an escape of their own.
 func (engine) TitleMatch() (string, byte) { return `LOWER(title) LIKE LOWER(?) ESCAPE '!'`, '!' }
-
-func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)" }
-
-func (engine) StoredBytes(col string) string { return "length(" + col + ")" }
 
 // DueFrom forces the rule's index: the optimizer would otherwise scan the
 // primary key when a source filter looks selective.
@@ -78,18 +64,6 @@ func (engine) DueFrom(col string) string { return "active FORCE INDEX (active_" 
 func (engine) DueAfter(col string, at, id int64) (string, []any) {
 	return "(" + col + " > ? OR (" + col + " = ? AND id > ?))", []any{at, at, id}
 }
-
-// ReleaseKeys deletes the keys' rows of record_keys.
-func (engine) ReleaseKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
-	return sqlstore.Chunks(keys, func(c []string) error {
-		_, err := tx.Exec(ctx, "DELETE FROM record_keys WHERE `key` IN ("+sqlstore.In(len(c))+")", sqlstore.Args(c)...)
-		return err
-	})
-}
-
-func (engine) NextIDQuery() string { return `SELECT value FROM meta WHERE name = 'next_id'` }
-
-func (engine) Greatest() string { return "GREATEST" }
 
 func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	return e.s.checkSearch(ctx, add)
@@ -105,9 +79,6 @@ func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Queri
 	defer tx.Rollback()
 	return e.Wrap(what, fn(sqlstore.SQL(tx)))
 }
-
-// MonitorName is bytes: the name columns are VARBINARY.
-func (engine) MonitorName(name string) any { return []byte(name) }
 
 // maxChunk bounds one stored chunk of a log entry or snapshot part,
 // whatever the server allows, so rows stay modest in memory.

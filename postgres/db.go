@@ -1,50 +1,24 @@
 // Package postgres is crawlkeeper's PostgreSQL store, through
-// github.com/jackc/pgx/v5. It keeps the embedded store's tables, columns
-// and indexes (times as Unix microseconds) so records read back the same
-// on every backend, and it is safe for several processes sharing one
-// database. Archived payloads are stored as they are and compressed by
-// PostgreSQL itself when large (rows archived by earlier versions hold
-// zstd frames, which read back the same; see move.go).
+// github.com/jackc/pgx/v5: its engine for the shared SQL store
+// (internal/sqlstore), with the embedded store's tables, columns and
+// indexes (times as Unix microseconds), so records read back the same on
+// every backend, safe for several processes sharing one database.
+// Archived payloads are stored as they are and compressed by PostgreSQL
+// itself when large (see move.go).
 //
-// # Keys across active and archive
-//
-// A dedup key must be in at most one of the active and archive tables,
-// also while several processes ingest, archive and restore at once. The
-// table record_keys holds one row per stored key and serves as the lock
-// of that key. Every transaction that inserts a record or moves one
-// between the tables first runs
+// Keys are locked through record_keys (sqlstore.Keys), with
 //
 //	INSERT INTO record_keys (key) SELECT ... ORDER BY key
 //	ON CONFLICT (key) DO UPDATE SET key = excluded.key WHERE false
 //
 // which inserts the missing keys and row-locks the existing ones without
-// writing them, in key order (so two batches wait for each other instead
-// of deadlocking). A second process ingesting a key that the first is
-// inserting waits on the primary key until the first commits, then takes
-// the lock of the committed row. Only after the lock does the transaction
-// read the records of its keys; in READ COMMITTED each statement sees
-// every commit before it, so the decision (insert, update, revive, move)
-// is made on the current state and no other process can change that state
-// before the commit. The unique indexes on active.key and archive.key stay
-// as a second line of defence. Row locks live in the tuples, not in the
-// shared lock table, so a batch of thousands of keys cannot exhaust it the
-// way thousands of advisory locks could.
-//
-// Writes that do not move records (processing results, event re-reads)
-// are conditional UPDATEs on the record's version; PostgreSQL re-checks the
-// condition on the newest row version after waiting for a concurrent
-// writer. Ids come from the sequence record_ids and are never reused.
-// Transactions that lose a deadlock or serialization race are retried a
-// few times, then fail with ECONFLICT.
-//
-// # Round trips
-//
-// An ingest batch costs a constant number of round trips whatever its
-// size: one pipelined batch locks the keys and reads their records, one
-// statement takes the new ids, and one pipelined batch applies every write
-// as multi-row statements over unnest() arrays.
-//
-// # Text
+// writing them. Row locks live in the tuples, not in the shared lock
+// table, so a batch of thousands of keys cannot exhaust it the way
+// thousands of advisory locks could. Transactions run in READ COMMITTED,
+// so each statement after the lock sees every commit before it; those
+// that lose a deadlock or serialization race are run again a few times,
+// then fail with ECONFLICT. Ids come from the sequence record_ids. Multi-row
+// writes are one statement over unnest() arrays (bulk.go).
 //
 // PostgreSQL text cannot hold the NUL character, which a crawler may put
 // in a title, URL or source. Text columns therefore store NUL as U+FFFF
@@ -57,7 +31,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -100,14 +73,14 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 // The setting is made by a SET on each new connection rather than as a
 // startup parameter, which connection poolers such as PgBouncer refuse.
 func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions) (*Store, error) {
-	where := redact(rawURL)
+	where := sqlstore.Redact(rawURL)
 	durability := opts.Durability.OrDefault()
 	if err := durability.Validate(); err != nil {
 		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, sqlstore.RedactErr(err, rawURL))
 	}
 	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
 		setting := "SET synchronous_commit = on"
@@ -121,10 +94,10 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, redactErr(err, rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, sqlstore.RedactErr(err, rawURL))
 	}
 	s := &Store{pool: pool, where: where, durability: durability}
-	s.Store = sqlstore.New(engine{s})
+	s.Store = sqlstore.New(engine{s: s})
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
@@ -161,27 +134,6 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		return nil, err
 	}
 	return s, nil
-}
-
-// redact hides the password of a URL for messages and logs.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
-
-// redactErr returns err's text with the URL's password removed, since
-// parse errors may quote the connection string.
-func redactErr(err error, raw string) string {
-	msg := err.Error()
-	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
-	}
-	return msg
 }
 
 var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
@@ -255,14 +207,9 @@ const maxAttempts = 5
 // again when PostgreSQL aborted it to break a deadlock or a serialization
 // conflict. fn must not keep results of an aborted attempt.
 func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error) error {
-	var err error
-	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
-			break
-		}
-	}
-	return s.wrap(what, err)
+	return s.wrap(what, sqlstore.Retry(ctx, maxAttempts, retryable, func() error {
+		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
+	}))
 }
 
 // retryable reports whether err aborted a transaction that may succeed
@@ -283,9 +230,8 @@ func (s *Store) wrap(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ce *crawlkeeper.Error
-	if errors.As(err, &ce) {
-		return err
+	if known, ok := sqlstore.Known(err); ok {
+		return known
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", what, err)

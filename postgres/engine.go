@@ -15,11 +15,12 @@ import (
 )
 
 // engine is PostgreSQL's sqlstore.Engine.
-type engine struct{ s *Store }
+type engine struct {
+	sqlstore.Defaults
+	s *Store
+}
 
 var _ sqlstore.Engine = engine{}
-
-func (engine) Name() string { return "PostgreSQL" }
 
 func (e engine) Reader() sqlstore.Querier { return pgQuerier{e.s.pool} }
 
@@ -37,12 +38,6 @@ func (engine) Duplicate(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
-
-func (engine) Upsert(table string, cols []string, nkey int) string {
-	return sqlstore.OnConflictUpsert(table, cols, nkey)
-}
-
-func (engine) ForUpdate() string { return " FOR UPDATE" }
 
 // pgRunner is what a pgx pool and a pgx transaction have in common.
 type pgRunner interface {
@@ -217,23 +212,6 @@ func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0
 
 func (engine) StoredBytes(col string) string { return "pg_column_size(" + col + ")" }
 
-func (engine) DueFrom(string) string { return "active" }
-
-// DueAfter is a row value, which PostgreSQL reads as one range of the
-// (column, id) index.
-func (engine) DueAfter(col string, at, id int64) (string, []any) {
-	return "(" + col + ", id) > (?, ?)", []any{at, id}
-}
-
-// ReleaseKeys deletes the keys' rows of record_keys.
-func (engine) ReleaseKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	_, err := tx.Exec(ctx, `DELETE FROM record_keys WHERE key = ANY($1)`, keys)
-	return err
-}
-
 // Move archives in one statement inside PostgreSQL (see move.go).
 func (e engine) Move(ctx context.Context, tx sqlstore.Querier, moves []crawlkeeper.Move, at time.Time, errs crawlkeeper.DateErrorCounts) ([]int64, error) {
 	return move(ctx, tx.(pgQuerier).r.(pgx.Tx), rebind(e.s.RecordCols()), moves, at.UnixMicro(), errs)
@@ -243,8 +221,6 @@ func (e engine) Move(ctx context.Context, tx sqlstore.Querier, moves []crawlkeep
 func (engine) NextIDQuery() string {
 	return `SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM record_ids`
 }
-
-func (engine) Greatest() string { return "GREATEST" }
 
 func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	return e.s.checkSearch(ctx, add)
@@ -258,12 +234,6 @@ func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Queri
 	})
 	return e.Wrap(what, err)
 }
-
-// MonitorName is bytes: targets and rounds are any bytes without control
-// characters, not necessarily UTF-8, and the name columns are bytea.
-func (engine) MonitorName(name string) any { return []byte(name) }
-
-func (engine) MonitorChunk() int { return 0 }
 
 // TableBytes is pg_total_relation_size: the heap, its TOAST table and
 // every index.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -16,7 +17,7 @@ import (
 func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
 	conn, err := pgx.Connect(ctx, baseURL)
 	if err != nil {
-		return "", nil, fmt.Errorf("connect to %s: %s", redact(baseURL), redactErr(err, baseURL))
+		return "", nil, fmt.Errorf("connect to %s: %s", sqlstore.Redact(baseURL), sqlstore.RedactErr(err, baseURL))
 	}
 	var b [4]byte
 	rand.Read(b[:])

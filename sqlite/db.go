@@ -178,7 +178,7 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s := &Store{path: path, durability: durability, w: w, r: r}
-	s.Store = sqlstore.New(engine{s})
+	s.Store = sqlstore.New(engine{s: s})
 	if opts.MustExist {
 		var n int
 		if err := r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'active'`).Scan(&n); err != nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,11 +11,12 @@ import (
 )
 
 // engine is SQLite's sqlstore.Engine.
-type engine struct{ s *Store }
+type engine struct {
+	sqlstore.Defaults
+	s *Store
+}
 
 var _ sqlstore.Engine = engine{}
-
-func (engine) Name() string { return "SQLite" }
 
 // Reader reads through statements prepared once on the reader pool
 // (readStmt): preparing costs about as much as reading a thousand index
@@ -47,22 +47,14 @@ func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Quer
 }
 
 func (engine) Wrap(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *crawlkeeper.Error
-	if errors.As(err, &ce) {
-		return err
+	if known, ok := sqlstore.Known(err); ok || err == nil {
+		return known
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 
 func (engine) Duplicate(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-func (engine) Upsert(table string, cols []string, nkey int) string {
-	return sqlstore.OnConflictUpsert(table, cols, nkey)
 }
 
 // ForUpdate is empty: a write transaction is SQLite's only writer.
@@ -123,8 +115,6 @@ func (w *writer) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 	return w.tx.QueryRowContext(ctx, query, args...)
 }
 
-func (engine) SearchCols() string { return "search_text" }
-
 func (engine) SearchArgs(r *crawlkeeper.Record) []any { return []any{r.SearchText} }
 
 func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
@@ -136,15 +126,9 @@ func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
 	}
 }
 
-func (engine) CompressArchive() bool { return true }
-
 // TitleMatch uses LIKE, which SQLite compares without regard to the case
 // of ASCII letters.
 func (engine) TitleMatch() (string, byte) { return `title LIKE ? ESCAPE '\'`, '\\' }
-
-func (engine) SumInt(expr string) string { return "coalesce(sum(" + expr + "), 0)" }
-
-func (engine) StoredBytes(col string) string { return "length(" + col + ")" }
 
 // DueFrom names the rule's index: SQLite's planner would otherwise read
 // the table in id order when a source filter looks selective.
@@ -174,8 +158,6 @@ func (e engine) ReadDue(ctx context.Context, query string, args []any) ([]crawlk
 }
 
 func (engine) ReleaseKeys(context.Context, sqlstore.Querier, []string) error { return nil }
-
-func (engine) NextIDQuery() string { return `SELECT value FROM meta WHERE name = 'next_id'` }
 
 func (engine) Greatest() string { return "max" }
 

@@ -187,7 +187,7 @@ func (s *mysqlRaw) ProcessPage(ctx context.Context, afterID int64, limit int, at
 
 // Newest reads the limit most recently updated active records.
 func (s *mysqlRaw) Newest(ctx context.Context, limit int) (int, error) {
-	return sqlstore.CountRows(s.db.QueryContext(ctx, `SELECT `+mysqlCols+` FROM active ORDER BY last_updated_at DESC LIMIT ?`, limit))
+	return countRows(s.db.QueryContext(ctx, `SELECT `+mysqlCols+` FROM active ORDER BY last_updated_at DESC LIMIT ?`, limit))
 }
 
 // ArchiveInsert writes recs straight into the archive, compressed as the
@@ -209,7 +209,7 @@ func (s *mysqlRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record
 // Search is the hand-written FULLTEXT query (rawsql.MySQLSearch).
 func (s *mysqlRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
 	q, args := rawsql.MySQLSearch(rawsql.Query{Words: words, Phrase: phrase, Source: source, Limit: limit})
-	return sqlstore.CountRows(s.db.QueryContext(ctx, q, args...))
+	return countRows(s.db.QueryContext(ctx, q, args...))
 }
 
 // SyncIDs moves the id counter past every stored id.

@@ -7,6 +7,7 @@
 package rawbench
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -61,4 +62,30 @@ func batches[T any](xs []T, n int, f func([]T) error) error {
 		xs = xs[k:]
 	}
 	return nil
+}
+
+// CountRows reads every column of every row, as an application would, and
+// counts the rows: the search benchmark's raw baselines end with it.
+func countRows(rows *sql.Rows, err error) (int, error) {
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
 }

@@ -275,7 +275,7 @@ func (s *sqliteRaw) Keyset(ctx context.Context, afterID int64, limit int) (int, 
 // Newest reads the limit most recently updated active records, every
 // column.
 func (s *sqliteRaw) Newest(ctx context.Context, limit int) (int, error) {
-	return sqlstore.CountRows(s.r.QueryContext(ctx, `SELECT `+sqliteCols+` FROM active ORDER BY last_updated_at DESC LIMIT ?`, limit))
+	return countRows(s.r.QueryContext(ctx, `SELECT `+sqliteCols+` FROM active ORDER BY last_updated_at DESC LIMIT ?`, limit))
 }
 
 // ArchiveInsert writes recs straight into the archive, compressed as the
@@ -298,7 +298,7 @@ func (s *sqliteRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Recor
 // Search is the hand-written FTS5 query (rawsql.SQLiteSearch).
 func (s *sqliteRaw) Search(ctx context.Context, words []string, phrase bool, source string, limit int) (int, error) {
 	q, args := rawsql.SQLiteSearch(rawsql.Query{Words: words, Phrase: phrase, Source: source, Limit: limit})
-	return sqlstore.CountRows(s.r.QueryContext(ctx, q, args...))
+	return countRows(s.r.QueryContext(ctx, q, args...))
 }
 
 // SyncIDs moves the store's id counter past every stored id.

@@ -60,19 +60,6 @@ func Blob(b []byte) []byte {
 	return b
 }
 
-// Decode fills the JSON columns of r from their stored text.
-func Decode(r *crawlkeeper.Record, keyParts string, dateErrors *string) error {
-	if err := DecodeStrings(keyParts, &r.KeyParts); err != nil {
-		return fmt.Errorf("record %d: key_parts: %w", r.ID, err)
-	}
-	if dateErrors != nil && *dateErrors != "" {
-		if err := DecodeStrings(*dateErrors, &r.DateErrors); err != nil {
-			return fmt.Errorf("record %d: date_errors: %w", r.ID, err)
-		}
-	}
-	return nil
-}
-
 // LikePattern returns a LIKE pattern matching titles that contain q, with
 // the wildcards of q escaped by esc and ASCII letters lower-cased (the
 // stores compare it with a lower-cased title).

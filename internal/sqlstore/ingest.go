@@ -11,6 +11,22 @@ import (
 
 // Keys is what an engine does to keep a key in one record, across active
 // and archive, while several processes write.
+//
+// A dedup key must be in at most one of the active and archive tables,
+// also while several processes ingest, archive and restore at once. On
+// the server engines a table, record_keys, holds one row per stored key
+// and serves as the lock of that key: every transaction that inserts a
+// record or moves one between the tables first inserts its missing keys
+// and row-locks the existing ones, in key order (so two batches wait for
+// each other instead of deadlocking). A process ingesting a key that
+// another is inserting waits on the primary key until the other commits,
+// then takes the lock of the committed row. Only after the lock does the
+// transaction read the records of its keys, so its decision (insert,
+// update, revive, move) is made on the current state and holds until it
+// commits. The unique indexes on active.key and archive.key stay as a
+// second line of defence. Writes that do not move records (processing
+// results, event re-reads) lock the rows they change and check the
+// record's version instead.
 type Keys interface {
 	// LockKeys locks keys (sorted, so that two transactions wait for each
 	// other instead of deadlocking) until the transaction ends, also

@@ -1,10 +1,15 @@
 package sqlstore
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
+	"net/url"
+	"strings"
 	"syscall"
+
+	"github.com/crawlkeeper/crawlkeeper"
 )
 
 // NetworkError reports whether err comes from the connection to the
@@ -25,4 +30,48 @@ func NetworkError(err error) bool {
 		return true
 	}
 	return false
+}
+
+// Redact hides the password of a store URL for messages and logs.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// RedactErr returns err's text with the URL's password removed, since
+// parse and driver errors may quote the connection string.
+func RedactErr(err error, raw string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// Known returns err when it already carries crawlkeeper's error code, so
+// that an engine's error mapping passes it through unchanged.
+func Known(err error) (error, bool) {
+	var ce *crawlkeeper.Error
+	if errors.As(err, &ce) {
+		return err, true
+	}
+	return nil, false
+}
+
+// Retry runs fn up to attempts times while it fails with an error that
+// retryable accepts (a deadlock or serialization failure the engine broke
+// by aborting the transaction) and ctx is live.
+func Retry(ctx context.Context, attempts int, retryable func(error) bool, fn func() error) error {
+	var err error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if err = fn(); err == nil || !retryable(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -127,30 +126,4 @@ func PrefixCols(cols, alias string) string {
 		parts[i] = alias + "." + p
 	}
 	return strings.Join(parts, ", ")
-}
-
-// CountRows reads every column of every row, as an application would, and
-// counts the rows: the search benchmark's raw baselines end with it.
-func CountRows(rows *sql.Rows, err error) (int, error) {
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return 0, err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, rows.Err()
 }

@@ -38,8 +38,6 @@ type Engine interface {
 	Searcher
 	Monitor
 
-	// Name names the engine in messages ("SQLite", "PostgreSQL", ...).
-	Name() string
 	// Reader runs reads outside a transaction.
 	Reader() Querier
 	// Writer runs single statements that commit by themselves.
@@ -119,17 +117,6 @@ func Chunks[T any](xs []T, fn func([]T) error) error {
 		xs = xs[n:]
 	}
 	return nil
-}
-
-// OnConflictUpsert is Engine.Upsert for the engines that have INSERT ...
-// ON CONFLICT (SQLite, PostgreSQL).
-func OnConflictUpsert(table string, cols []string, nkey int) string {
-	set := make([]string, 0, len(cols)-nkey)
-	for _, c := range cols[nkey:] {
-		set = append(set, c+" = excluded."+c)
-	}
-	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + In(len(cols)) + ") ON CONFLICT (" +
-		strings.Join(cols[:nkey], ", ") + ") DO UPDATE SET " + strings.Join(set, ", ")
 }
 
 // GetState implements crawlkeeper.StateStore.
