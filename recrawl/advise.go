@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sort"
+	"sync"
 	"time"
 )
 
@@ -80,8 +83,8 @@ type Advice struct {
 	// only from below, and a fetch after a short interval tells whether it
 	// changes too fast to be worth its fetches.
 	Probe bool
-	// ChangeInterval is the estimated mean time between changes, 1/E[λ]
-	// (0 for never-fetched targets).
+	// ChangeInterval is the estimated time between changes if the record
+	// changes at all, 1/Estimate.Rate (0 for never-fetched targets).
 	ChangeInterval time.Duration
 	// Static is the probability that the record never changes.
 	Static float64
@@ -146,9 +149,10 @@ const (
 	probeUntil = 3.0
 	// freshSample bounds the records FreshNow is estimated from.
 	freshSample = 1000
-	// maxValuePerAge bounds Marginal(λ, a)/a over all λ (its peak, at
-	// λa ≈ 1.79): a record younger than μ/maxValuePerAge cannot be due.
-	maxValuePerAge = 0.2984
+	// maxValuePerAge bounds Marginal(λ, a)/a over all λ (its peak is
+	// 0.298426, at λa ≈ 1.79): a record younger than μ/maxValuePerAge
+	// cannot be due.
+	maxValuePerAge = 0.29843
 )
 
 // Advise ranks a source's records and targets for fetching now.
@@ -211,91 +215,56 @@ func Advise(req Request) (Plan, error) {
 		room = n
 	}
 
-	now := req.Now.UnixNano()
-	horizon := req.Now.Add(window)
-	var w [gridSize]float64
-	h := make(candidates, 0, min(room, n))
-	freshEvery := n/freshSample + 1
+	sc := scanner{
+		req: &req, t: t, prior: &plan.Prior, mu: mu, fast: fast, room: room,
+		now: req.Now.UnixNano(), horizon: req.Now.Add(window), window: window,
+		freshEvery: n/freshSample + 1,
+	}
+	// Large sources are scanned in parallel chunks, each keeping its own
+	// best room candidates; the merge keeps the best of those.
+	chunks := min(runtime.GOMAXPROCS(0), n/parallelChunk)
+	parts := make([]scan, max(chunks, 1))
+	if chunks <= 1 {
+		parts[0] = sc.scan(0, n)
+	} else {
+		var wg sync.WaitGroup
+		for k := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				parts[k] = sc.scan(k*n/chunks, (k+1)*n/chunks)
+			}()
+		}
+		wg.Wait()
+	}
+	var picked []candidate
 	var freshSum float64
 	var freshN int
-	for i := range req.Records {
-		s := &req.Records[i].Stats
-		if !informative(s) {
-			plan.FromPrior++
-		}
-		last := lastFetch(s)
-		age := max(float64(now-last.UnixNano())/1e9, 0)
-		sampled := i%freshEvery == 0
-		learning := mu > 0 && s.Known && s.Changes == s.Refetches
-		probeAge := learning && age >= probeAfter*mu && age <= probeUntil*mu
-		explore := mu > 0 && s.Known && s.Refetches == 0 && age > probeUntil*mu
-		event := window > 0 && s.EventAt != nil && s.EventAt.After(last) && !s.EventAt.After(horizon)
-		// Most records are too young to be due; only probes, first
-		// refetches, events, Fill and the FreshNow sample need their
-		// posterior then.
-		if maxValuePerAge*age < mu && !req.Fill && !sampled && !probeAge && !explore && !event {
-			continue
-		}
-		e := plan.Prior.evaluate(t, s, age, fast)
-		if sampled {
-			static := plan.Prior.posterior(t, s, &w)
-			f := static
-			for g, wg := range w {
-				if wg > 0 {
-					f += wg * math.Exp(-t.rate[g]*age)
-				}
-			}
-			freshSum += f
-			freshN++
-		}
-		value := e.value
-		c := candidate{i: i, key: value}
-		switch {
-		case event:
-			c.tier = tierEvent
-		case probeAge && e.fast > probeAmbiguity && e.fast < 1-probeAmbiguity:
-			// Youngest first: the shorter the interval, the more a probe
-			// tells.
-			c.tier, c.key = tierProbe, -age
-		case explore:
-			// A first refetch: the record has no interval of its own,
-			// and it missed its probe window.
-			c.tier = tierExplore
-		case mu > 0 && value >= mu:
-			c.tier = tierDue
-		}
-		if c.tier != tierNone {
-			plan.Due++
-		} else if !req.Fill || value <= 0 {
-			continue
-		}
-		if room <= 0 {
-			continue
-		}
-		if len(h) < room {
-			heap.Push(&h, c)
-		} else if c.better(h[0]) {
-			h[0] = c
-			heap.Fix(&h, 0)
-		}
+	for _, p := range parts {
+		plan.Due += p.due
+		plan.FromPrior += p.fromPrior
+		freshSum += p.freshSum
+		freshN += p.freshN
+		picked = append(picked, p.best...)
 	}
 	if freshN > 0 {
 		plan.FreshNow = freshSum / float64(freshN)
 	}
-
-	picked := make([]candidate, len(h))
-	for i := len(picked) - 1; i >= 0; i-- {
-		picked[i] = heap.Pop(&h).(candidate)
+	sort.Slice(picked, func(i, j int) bool { return picked[i].better(picked[j]) })
+	if len(picked) > room {
+		picked = picked[:max(room, 0)]
 	}
+	now := sc.now
+	var w [gridSize]float64
 	for _, c := range picked {
 		r := &req.Records[c.i]
 		age := max(float64(now-lastFetch(&r.Stats).UnixNano())/1e9, 0)
 		static := plan.Prior.posterior(t, &r.Stats, &w)
-		var rate, stale float64
+		var stale float64
 		for g, wg := range w {
-			rate += wg * t.rate[g]
 			stale += wg * -math.Expm1(-t.rate[g]*age)
 		}
+		rate := typicalRate(t, &w)
 		a := Advice{
 			ID:         r.ID,
 			Name:       r.Name,
@@ -323,6 +292,100 @@ func Advise(req Request) (Plan, error) {
 		plan.Items = append(plan.Items, a)
 	}
 	return plan, nil
+}
+
+// parallelChunk is the fewest records worth a goroutine of their own.
+const parallelChunk = 20000
+
+// scanner ranks a range of a request's records.
+type scanner struct {
+	req        *Request
+	t          *gridTables
+	prior      *Prior
+	mu         float64
+	fast       int
+	room       int
+	now        int64
+	horizon    time.Time
+	window     time.Duration
+	freshEvery int
+}
+
+// scan is a range's outcome: its best room candidates and its counts.
+type scan struct {
+	best      []candidate
+	due       int
+	fromPrior int
+	freshSum  float64
+	freshN    int
+}
+
+func (sc *scanner) scan(lo, hi int) scan {
+	var out scan
+	t, mu, req := sc.t, sc.mu, sc.req
+	var w [gridSize]float64
+	h := make(candidates, 0, min(max(sc.room, 0), hi-lo))
+	for i := lo; i < hi; i++ {
+		s := &req.Records[i].Stats
+		if !informative(s) {
+			out.fromPrior++
+		}
+		last := lastFetch(s)
+		age := max(float64(sc.now-last.UnixNano())/1e9, 0)
+		sampled := i%sc.freshEvery == 0
+		learning := mu > 0 && s.Known && s.Changes == s.Refetches
+		probeAge := learning && age >= probeAfter*mu && age <= probeUntil*mu
+		explore := mu > 0 && s.Known && s.Refetches == 0 && age > probeUntil*mu
+		event := sc.window > 0 && s.EventAt != nil && s.EventAt.After(last) && !s.EventAt.After(sc.horizon)
+		// Most records are too young to be due; only probes, first
+		// refetches, events, Fill and the FreshNow sample need their
+		// posterior then.
+		if maxValuePerAge*age < mu && !req.Fill && !sampled && !probeAge && !explore && !event {
+			continue
+		}
+		e := sc.prior.evaluate(t, s, age, sc.fast)
+		if sampled {
+			f := sc.prior.posterior(t, s, &w)
+			for g, wg := range w {
+				if wg > 0 {
+					f += wg * math.Exp(-t.rate[g]*age)
+				}
+			}
+			out.freshSum += f
+			out.freshN++
+		}
+		c := candidate{i: i, key: e.value}
+		switch {
+		case event:
+			c.tier = tierEvent
+		case probeAge && e.fast > probeAmbiguity && e.fast < 1-probeAmbiguity:
+			// Youngest first: the shorter the interval, the more a probe
+			// tells.
+			c.tier, c.key = tierProbe, -age
+		case explore:
+			// A first refetch: the record has no interval of its own,
+			// and it missed its probe window.
+			c.tier = tierExplore
+		case mu > 0 && e.value >= mu:
+			c.tier = tierDue
+		}
+		if c.tier != tierNone {
+			out.due++
+		} else if !req.Fill || e.value <= 0 {
+			continue
+		}
+		if sc.room <= 0 {
+			continue
+		}
+		if len(h) < sc.room {
+			heap.Push(&h, c)
+		} else if c.better(h[0]) {
+			h[0] = c
+			heap.Fix(&h, 0)
+		}
+	}
+	out.best = h
+	return out
 }
 
 // optimalInterval is the τ at which E[Marginal(λ, τ)] = μ under the

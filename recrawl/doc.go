@@ -105,7 +105,7 @@
 //
 // Advise is linear in the records: one posterior over 32 rates for each
 // record old enough to be due (a younger record's fetch is worth at most
-// 0.2984·age, below μ), with tabulated likelihood terms and a short
+// 0.2985·age, below μ), with tabulated likelihood terms and a short
 // polynomial for the exponentials, plus a heap of Limit records. Fitting
 // the prior costs about as much again; a caller ranking a source often can
 // fit it once an hour and pass it in.

@@ -2,6 +2,7 @@ package recrawl
 
 import (
 	"math"
+	"math/rand/v2"
 	"sync"
 )
 
@@ -94,7 +95,7 @@ type Prior struct {
 	Weights []float64
 	Static  float64
 	// Records is how many records with at least one refetch the prior was
-	// fitted from (at most 2,000, sampled evenly).
+	// fitted from (at most 2,000, sampled at random with a fixed seed).
 	Records int
 	// Default is true when no record had a refetch: the prior is then
 	// DefaultPrior.
@@ -149,11 +150,14 @@ func fitPrior(count int, stats func(int) *FetchStats) Prior {
 		return DefaultPrior()
 	}
 	if len(use) > fitSample {
-		picked := make([]int, fitSample)
-		for j := range picked {
-			picked[j] = use[j*len(use)/fitSample]
+		// A fixed-seed shuffle, not a stride, so that a periodic order
+		// of the records (a round-robin crawl) cannot alias with it.
+		rng := rand.New(rand.NewPCG(1, 2))
+		for j := 0; j < fitSample; j++ {
+			k := j + rng.IntN(len(use)-j)
+			use[j], use[k] = use[k], use[j]
 		}
-		use = picked
+		use = use[:fitSample]
 	}
 	t := tables()
 	n := len(use)
@@ -242,13 +246,15 @@ func informative(s *FetchStats) bool {
 // u_j. The counters keep the unchanged intervals' sum, which is all that
 // term needs, but of the changed ones only their count X, the sum of
 // their lengths and the sum of their logarithms (ChangedLogSeconds). The
-// changed intervals are therefore replaced by two points, e^{m±s}, half
-// the changes each, where m is their mean logarithm and s² = 2·ln(mean /
-// geometric mean), the spread of a log-normal with that arithmetic and
-// geometric mean. Two points carry what one mean loses: a short interval
-// that ended in a change (a probe) is strong evidence of a fast page,
-// which averaging it with long ones would hide. When ChangedLogSeconds is
-// not kept (0), the changed intervals are taken at their mean.
+// changed intervals are therefore replaced by the two points e^{m±d},
+// half the changes each, that have the same arithmetic and geometric mean
+// (m is their mean logarithm and cosh d = mean / geometric mean): exact
+// when the intervals take two values equally often, as a record's do when
+// it is refetched at long intervals and probed at short ones. Two points
+// carry what one mean loses: a short interval that ended in a change (a
+// probe) is strong evidence of a fast page, which averaging it with long
+// ones would hide. When ChangedLogSeconds is not kept (0), the changed
+// intervals are taken at their mean.
 func (t *gridTables) loglik(s *FetchStats, ll []float64) (static bool) {
 	if !informative(s) {
 		clear(ll)
@@ -266,9 +272,11 @@ func (t *gridTables) loglik(s *FetchStats, ll []float64) (static bool) {
 	lm := fastLog(mean)
 	la, lb := lm, lm
 	if s.ChangedLogSeconds != 0 {
+		// Two points e^{m±d}, half the changes each, have the geometric
+		// mean e^m and the arithmetic mean e^m·cosh(d).
 		m := s.ChangedLogSeconds / x
-		sd := math.Sqrt(math.Max(0, 2*(lm-m)))
-		la, lb = m-sd, m+sd
+		d := math.Acosh(math.Max(1, math.Exp(lm-m)))
+		la, lb = m-d, m+d
 	}
 	ka, fa := t.lookup(la)
 	pa := t.phi[ka : ka+tableSub*(gridSize-1)+2]
@@ -439,8 +447,10 @@ func fastLog(x float64) float64 {
 
 // Estimate is one record's estimated change rate.
 type Estimate struct {
-	// Rate is the posterior mean rate in changes per second (0 for a
-	// record certain never to change).
+	// Rate is the typical rate of the record if it changes at all, in
+	// changes per second: the posterior geometric mean, exp E[ln λ | λ >
+	// 0], which is the right summary of a posterior that spans orders of
+	// magnitude (the arithmetic mean follows its fast tail).
 	Rate float64
 	// Static is the posterior probability that the record never changes.
 	Static float64
@@ -455,11 +465,20 @@ func (p Prior) Estimate(s FetchStats) Estimate {
 	t := tables()
 	var w [gridSize]float64
 	static := p.posterior(t, &s, &w)
-	var rate float64
+	return Estimate{Rate: typicalRate(t, &w), Static: static, FromPrior: !informative(&s)}
+}
+
+// typicalRate is exp E[ln λ] over the changing part of a posterior.
+func typicalRate(t *gridTables, w *[gridSize]float64) float64 {
+	var lsum, sum float64
 	for g, wg := range w {
-		rate += wg * t.rate[g]
+		lsum += wg * t.logRate[g]
+		sum += wg
 	}
-	return Estimate{Rate: rate, Static: static, FromPrior: !informative(&s)}
+	if sum <= 0 {
+		return 0
+	}
+	return math.Exp(lsum / sum)
 }
 
 // threshold is the allocation's μ (seconds) for n records distributed as

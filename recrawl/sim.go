@@ -103,6 +103,13 @@ func (c *SimConfig) defaults() error {
 	if len(c.Policies) == 0 {
 		c.Policies = []string{PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle}
 	}
+	for _, p := range c.Policies {
+		switch p {
+		case PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle, PolicyIndex:
+		default:
+			return fmt.Errorf("recrawl sim: unknown policy %q: use %s, %s, %s, %s or %s", p, PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle, PolicyIndex)
+		}
+	}
 	if c.NewStore == nil {
 		c.NewStore = func(string) (Store, error) { return NewMemStore(), nil }
 	}
@@ -361,10 +368,8 @@ func (w *world) run(ctx context.Context, name string) (PolicyResult, error) {
 		pol = newAdvisorPolicy(store, w, !cfg.AdvisorStrict)
 	case PolicyOracle:
 		pol = newOraclePolicy(w)
-	case PolicyIndex:
-		pol = &indexPolicy{}
 	default:
-		return PolicyResult{}, fmt.Errorf("unknown policy %q: use %s, %s, %s or %s", name, PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle)
+		pol = &indexPolicy{}
 	}
 	pol.start(s)
 	res := PolicyResult{Policy: name, NewHours: -1, PageFetches: make([]int, len(w.rates))}
