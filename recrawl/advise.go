@@ -333,7 +333,10 @@ func (sc *scanner) scan(lo, hi int) scan {
 		last := lastFetch(s)
 		age := max(float64(sc.now-last.UnixNano())/1e9, 0)
 		sampled := i%sc.freshEvery == 0
-		learning := mu > 0 && s.Known && s.Changes == s.Refetches
+		// Without ChangedLogSeconds a probe's short interval is
+		// averaged away among the long ones and never settles anything:
+		// such records are not probed.
+		learning := mu > 0 && s.Known && s.Changes == s.Refetches && (s.Changes == 0 || s.ChangedLogSeconds != 0)
 		probeAge := learning && age >= probeAfter*mu && age <= probeUntil*mu
 		explore := mu > 0 && s.Known && s.Refetches == 0 && age > probeUntil*mu
 		event := sc.window > 0 && s.EventAt != nil && s.EventAt.After(last) && !s.EventAt.After(sc.horizon)

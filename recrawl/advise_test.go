@@ -210,6 +210,16 @@ func TestAdviseLearns(t *testing.T) {
 	if plan.FromPrior != 2 {
 		t.Errorf("%d records on the prior, want 2", plan.FromPrior)
 	}
+	// A store without ChangedLogSeconds cannot tell what a probe found:
+	// its records are not probed.
+	noLog := saturated
+	noLog.ChangedLogSeconds = 0
+	plan, _ = Advise(Request{Records: []Record{{Name: "nolog", Stats: noLog}}, Budget: 1, Now: now, Prior: &p})
+	for _, it := range plan.Items {
+		if it.Probe {
+			t.Errorf("a probe without the log counter: %+v", it)
+		}
+	}
 	// Out of its probe window, the saturated record is ranked as any.
 	late := history(rng, 1/60.0, 10*day, 1, now, 4*mu)
 	plan, _ = Advise(Request{Records: []Record{{Name: "late", Stats: late}}, Budget: 1, Now: now, Prior: &p})

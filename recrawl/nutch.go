@@ -71,7 +71,7 @@ type nutchPage struct {
 	fetched      bool
 }
 
-// Schedule is AdaptiveFetchSchedule.setFetchSchedule: the page's next
+// schedule is AdaptiveFetchSchedule.setFetchSchedule: the page's next
 // fetch time after a fetch at fetchTime in the given state. modifiedTime
 // is what the fetch reported (< 0 when unknown).
 func (c NutchConfig) schedule(p *nutchPage, fetchTime, modifiedTime float64, state int) {

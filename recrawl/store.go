@@ -20,8 +20,12 @@ type Store interface {
 }
 
 // MemStore is an in-memory Store that keeps the counters ingest keeps.
-// It is safe for concurrent use.
+// It is safe for concurrent use; the zero value is ready to use.
 type MemStore struct {
+	// DropChangedLog makes it keep ChangedLogSeconds at 0, as a store
+	// without that counter would: what the estimator does without it.
+	DropChangedLog bool
+
 	mu      sync.Mutex
 	index   map[string]int
 	records []Record
@@ -31,14 +35,15 @@ type MemStore struct {
 var _ Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty MemStore.
-func NewMemStore() *MemStore {
-	return &MemStore{index: map[string]int{}}
-}
+func NewMemStore() *MemStore { return &MemStore{} }
 
 // Deliver implements Store.
 func (m *MemStore) Deliver(_ context.Context, page, content string, at time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.index == nil {
+		m.index = map[string]int{}
+	}
 	i, ok := m.index[page]
 	if !ok {
 		i = len(m.records)
@@ -51,6 +56,9 @@ func (m *MemStore) Deliver(_ context.Context, page, content string, at time.Time
 	changed := m.content[i] != content
 	m.content[i] = content
 	m.records[i].Stats = m.records[i].Stats.Observe(at, changed)
+	if m.DropChangedLog {
+		m.records[i].Stats.ChangedLogSeconds = 0
+	}
 	return nil
 }
 

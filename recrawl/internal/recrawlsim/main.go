@@ -33,6 +33,9 @@ func run() error {
 	seeds := flag.Int("seeds", 1, "seeds per distribution (1, 2, ...)")
 	policies := flag.String("policies", "uniform,nutch,advisor,oracle", "comma-separated policies (uniform, nutch, advisor, oracle, index)")
 	strict := flag.Bool("strict", false, "the advisor fetches only due records (no Fill)")
+	nutchFill := flag.Bool("nutch-fill", false, "Nutch's generator fills unused budget with the pages due soonest")
+	nutchLastModified := flag.Bool("nutch-last-modified", false, "the simulated server sends a true Last-Modified header (feeds Nutch's sync_delta)")
+	noLog := flag.Bool("no-log-counter", false, "the store does not keep ChangedLogSeconds")
 	classes := flag.Bool("classes", false, "print fetches per page and freshness by change interval")
 	svg := flag.String("svg", "", "write the first distribution's freshness chart (seed 1) to this file")
 	flag.Parse()
@@ -65,9 +68,14 @@ func run() error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			nutch := recrawl.DefaultNutchConfig()
+			nutch.Fill, nutch.LastModified = *nutchFill, *nutchLastModified
 			j.rep, j.err = recrawl.Simulate(context.Background(), recrawl.SimConfig{
 				Pages: *pages, Rates: &r, Seed: uint64(j.seed),
-				Policies: strings.Split(*policies, ","), AdvisorStrict: *strict,
+				Policies: strings.Split(*policies, ","), AdvisorStrict: *strict, Nutch: &nutch,
+				NewStore: func(string) (recrawl.Store, error) {
+					return &recrawl.MemStore{DropChangedLog: *noLog}, nil
+				},
 			})
 		}()
 	}
