@@ -46,8 +46,11 @@ type gridTables struct {
 	invRate [gridSize]float64
 	logRate [gridSize]float64
 	h       float64 // table step in z
-	phi     []float64
-	gamma   []float64
+	// phi and gamma hold, for each table step k, the value at k and the
+	// difference to k+1, side by side: an interpolation reads two
+	// neighbouring numbers.
+	phi   []float64
+	gamma []float64
 }
 
 // tables are built on first use, not in init: most commands never rank.
@@ -62,12 +65,18 @@ var tables = sync.OnceValue(func() *gridTables {
 	}
 	t.h = step / tableSub
 	n := int(math.Ceil((tableHi-tableLo)/t.h)) + 2
-	t.phi = make([]float64, n)
-	t.gamma = make([]float64, n)
-	for k := range t.phi {
+	phi := make([]float64, n+1)
+	gamma := make([]float64, n+1)
+	for k := range phi {
 		x := math.Exp(tableLo + float64(k)*t.h)
-		t.phi[k] = math.Log(-math.Expm1(-x))
-		t.gamma[k] = gx(x)
+		phi[k] = math.Log(-math.Expm1(-x))
+		gamma[k] = gx(x)
+	}
+	t.phi = make([]float64, 2*n)
+	t.gamma = make([]float64, 2*n)
+	for k := 0; k < n; k++ {
+		t.phi[2*k], t.phi[2*k+1] = phi[k], phi[k+1]-phi[k]
+		t.gamma[2*k], t.gamma[2*k+1] = gamma[k], gamma[k+1]-gamma[k]
 	}
 	return t
 })
@@ -79,8 +88,8 @@ var tables = sync.OnceValue(func() *gridTables {
 func (t *gridTables) lookup(logSeconds float64) (int, float64) {
 	logSeconds = min(max(logSeconds, minLogSeconds), maxLogSeconds)
 	pos := (logSeconds + t.logRate[0] - tableLo) / t.h
-	k := math.Floor(pos)
-	return int(k), pos - k
+	k := int(pos) // pos > 0: truncation is the floor, without a call
+	return k, pos - float64(k)
 }
 
 // Prior is a source's distribution of change rates: the share of its
@@ -275,24 +284,26 @@ func (t *gridTables) loglik(s *FetchStats, ll []float64) (static bool) {
 		// Two points e^{m±d}, half the changes each, have the geometric
 		// mean e^m and the arithmetic mean e^m·cosh(d).
 		m := s.ChangedLogSeconds / x
-		d := math.Acosh(math.Max(1, math.Exp(lm-m)))
+		// d = acosh(e^q) = q + ln(1 + √(1 - e^{-2q})), q = ln(mean/gm) ≥ 0.
+		q := max(lm-m, 0)
+		d := q + fastLog(1+math.Sqrt(1-expNeg(max(-2*q, -pruneBelow))))
 		la, lb = m-d, m+d
 	}
 	ka, fa := t.lookup(la)
-	pa := t.phi[ka : ka+tableSub*(gridSize-1)+2]
+	pa := t.phi[2*ka : 2*(ka+tableSub*(gridSize-1))+2]
 	if la == lb {
 		for g := range ll {
-			j := tableSub * g
-			ll[g] += x * (pa[j] + fa*(pa[j+1]-pa[j]))
+			j := 2 * tableSub * g
+			ll[g] += x * (pa[j] + fa*pa[j+1])
 		}
 		return false
 	}
 	kb, fb := t.lookup(lb)
-	pb := t.phi[kb : kb+tableSub*(gridSize-1)+2]
+	pb := t.phi[2*kb : 2*(kb+tableSub*(gridSize-1))+2]
 	half := x / 2
 	for g := range ll {
-		j := tableSub * g
-		ll[g] += half * (pa[j] + fa*(pa[j+1]-pa[j]) + pb[j] + fb*(pb[j+1]-pb[j]))
+		j := 2 * tableSub * g
+		ll[g] += half * (pa[j] + fa*pa[j+1] + pb[j] + fb*pb[j+1])
 	}
 	return false
 }
@@ -341,17 +352,28 @@ func (p *Prior) posterior(t *gridTables, s *FetchStats, w *[gridSize]float64) (s
 }
 
 // expNeg is e^d for d in [-pruneBelow, 0] to a relative error under
-// 1e-8, a few times faster than math.Exp: e^d = 2^n·2^f with n the
-// nearest integer to d·log2(e), |f| ≤ 1/2, and 2^f = e^{f·ln 2} from its
-// Taylor series to degree 7 (the next term is below 6e-9). Posterior
-// weights need no more.
+// 1e-9, a few times faster than math.Exp: with y = 64·d·log2(e) = k + r
+// (k an integer, 0 ≤ r < 1), e^d = 2^{k>>6}·2^{(k&63)/64}·2^{r/64}, the
+// middle factor from a table and the last from its Taylor series to the
+// cube (the next term is below 6e-10). Posterior weights need no more.
 func expNeg(d float64) float64 {
-	y := d * math.Log2E
-	n := math.Floor(y + 0.5)
-	x := (y - n) * math.Ln2
-	p := 1 + x*(1+x*(1.0/2+x*(1.0/6+x*(1.0/24+x*(1.0/120+x*(1.0/720+x*(1.0/5040)))))))
-	return p * math.Float64frombits(uint64(int64(n)+1023)<<52)
+	y := d * (64 * math.Log2E)
+	k := int64(y)
+	if float64(k) > y {
+		k-- // the floor of a negative number
+	}
+	x := (y - float64(k)) * (math.Ln2 / 64)
+	p := 1 + x*(1+x*(0.5+x*(1.0/6)))
+	return p * exp2Table[k&63] * math.Float64frombits(uint64(k>>6+1023)<<52)
 }
+
+// exp2Table holds 2^{i/64}.
+var exp2Table = func() (t [64]float64) {
+	for i := range t {
+		t[i] = math.Exp2(float64(i) / 64)
+	}
+	return t
+}()
 
 // expectedMarginal is Σ_g w_g·Marginal(λ_g, age): the posterior expected
 // value of fetching the record now.
@@ -359,15 +381,15 @@ func (t *gridTables) expectedMarginal(w *[gridSize]float64, age float64) float64
 	if age <= 0 {
 		return 0
 	}
-	k, f := t.lookup(math.Log(age))
-	gm := t.gamma[k : k+tableSub*(gridSize-1)+2]
+	k, f := t.lookup(fastLog(max(age, 1)))
+	gm := t.gamma[2*k : 2*(k+tableSub*(gridSize-1))+2]
 	var v float64
 	for g, wg := range w {
 		if wg < 1e-12 {
 			continue
 		}
-		j := tableSub * g
-		v += wg * (gm[j] + f*(gm[j+1]-gm[j])) * t.invRate[g]
+		j := 2 * tableSub * g
+		v += wg * (gm[j] + f*gm[j+1]) * t.invRate[g]
 	}
 	return v
 }
@@ -383,12 +405,12 @@ type evaluation struct {
 // grid, without storing the posterior: the advisor's inner loop.
 func (p *Prior) evaluate(t *gridTables, s *FetchStats, age float64, fast int) evaluation {
 	k, f := t.lookup(fastLog(max(age, 1)))
-	gm := t.gamma[k : k+tableSub*(gridSize-1)+2]
+	gm := t.gamma[2*k : 2*(k+tableSub*(gridSize-1))+2]
 	if !informative(s) {
 		var e evaluation
 		for g, wg := range p.Weights {
-			j := tableSub * g
-			e.value += wg * (gm[j] + f*(gm[j+1]-gm[j])) * t.invRate[g]
+			j := 2 * tableSub * g
+			e.value += wg * (gm[j] + f*gm[j+1]) * t.invRate[g]
 			if g >= fast {
 				e.fast += wg
 			}
@@ -412,8 +434,8 @@ func (p *Prior) evaluate(t *gridTables, s *FetchStats, age float64, fast int) ev
 		}
 		wg := p.Weights[g] * expNeg(d)
 		sum += wg
-		j := tableSub * g
-		value += wg * (gm[j] + f*(gm[j+1]-gm[j])) * t.invRate[g]
+		j := 2 * tableSub * g
+		value += wg * (gm[j] + f*gm[j+1]) * t.invRate[g]
 		if g >= fast {
 			fastSum += wg
 		}
@@ -429,21 +451,30 @@ func (p *Prior) evaluate(t *gridTables, s *FetchStats, age float64, fast int) ev
 	return evaluation{value: value * inv, static: static * inv, fast: fastSum * inv}
 }
 
-// fastLog is ln x for x ≥ 1 to an absolute error under 1e-7: x = m·2^e
-// with m in [√½, √2), and ln m = 2·atanh((m-1)/(m+1)) from its series to
-// the 7th power. It only positions table lookups.
+// fastLog is ln x for x ≥ 1 to an absolute error under 1e-9, several
+// times faster than math.Log: x = 2^e·m with m in [1, 2), m = c·(1+u)
+// where c is m cut to its top 7 bits (a table holds ln c and 1/c) and
+// 0 ≤ u < 2^-7, and ln(1+u) from its series to the 4th power. It
+// positions table lookups.
 func fastLog(x float64) float64 {
 	b := math.Float64bits(x)
-	e := int64(b>>52&0x7ff) - 1023
-	m := math.Float64frombits(b&^(0x7ff<<52) | 1023<<52) // in [1, 2)
-	if m > math.Sqrt2 {
-		m /= 2
-		e++
-	}
-	s := (m - 1) / (m + 1)
-	s2 := s * s
-	return float64(e)*math.Ln2 + 2*s*(1+s2*(1.0/3+s2*(1.0/5+s2*(1.0/7+s2*(1.0/9)))))
+	e := float64(int64(b>>52&0x7ff) - 1023)
+	i := b >> (52 - logBits) & (1<<logBits - 1)
+	m := math.Float64frombits(b&(1<<52-1) | 1023<<52) // in [1, 2)
+	u := (m - logTable[i].c) * logTable[i].inv
+	return e*math.Ln2 + logTable[i].ln + u*(1-u*(0.5-u*(1.0/3-u*0.25)))
 }
+
+const logBits = 7
+
+// logTable holds, for each c = 1 + i/2^logBits, ln c and 1/c.
+var logTable = func() (t [1 << logBits]struct{ c, inv, ln float64 }) {
+	for i := range t {
+		c := 1 + float64(i)/(1<<logBits)
+		t[i].c, t[i].inv, t[i].ln = c, 1/c, math.Log(c)
+	}
+	return t
+}()
 
 // Estimate is one record's estimated change rate.
 type Estimate struct {

@@ -12,7 +12,7 @@ func TestExpNegAccuracy(t *testing.T) {
 	for d := -pruneBelow; d <= 0; d += 0.0007 {
 		worst = math.Max(worst, math.Abs(expNeg(d)/math.Exp(d)-1))
 	}
-	if worst > 1e-8 {
+	if worst > 1e-9 {
 		t.Errorf("expNeg's relative error reaches %g", worst)
 	}
 }
@@ -22,7 +22,7 @@ func TestFastLogAccuracy(t *testing.T) {
 	for x := 1.0; x < 1e10; x *= 1.0013 {
 		worst = math.Max(worst, math.Abs(fastLog(x)-math.Log(x)))
 	}
-	if worst > 1e-7 {
+	if worst > 1e-9 {
 		t.Errorf("fastLog's error reaches %g", worst)
 	}
 }
