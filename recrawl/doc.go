@@ -77,9 +77,9 @@
 // "the optimal schedule for this budget would fetch it now"; with Fill
 // the answer is topped up with the most valuable records not yet due, for
 // a crawler of fixed capacity. In the simulator, the same ranking given
-// the true rates (the "index" policy) reaches 100.3% of the periodic
-// optimal schedule, so the index loses nothing against it; what the
-// advisor loses is what it does not know.
+// the true rates (the "index" policy) does as well as the periodic
+// optimal schedule (100.1% of it on the default distribution), so the
+// rule loses nothing; what the advisor loses is what it does not know.
 //
 // # Learning
 //

@@ -29,6 +29,8 @@ func main() {
 
 func run() error {
 	pages := flag.Int("pages", 10000, "simulated pages")
+	days := flag.Int("days", 60, "simulated days")
+	measureFrom := flag.Int("measure-from", 30, "freshness is averaged from this day on")
 	rates := flag.String("rates", "default", `comma-separated rate distributions, or "all" for every preset (`+strings.Join(recrawl.PresetNames(), ", ")+`)`)
 	seeds := flag.Int("seeds", 1, "seeds per distribution (1, 2, ...)")
 	policies := flag.String("policies", "uniform,nutch,advisor,oracle", "comma-separated policies (uniform, nutch, advisor, oracle, index)")
@@ -71,7 +73,7 @@ func run() error {
 			nutch := recrawl.DefaultNutchConfig()
 			nutch.Fill, nutch.LastModified = *nutchFill, *nutchLastModified
 			j.rep, j.err = recrawl.Simulate(context.Background(), recrawl.SimConfig{
-				Pages: *pages, Rates: &r, Seed: uint64(j.seed),
+				Pages: *pages, Rates: &r, Seed: uint64(j.seed), Days: *days, MeasureFrom: *measureFrom,
 				Policies: strings.Split(*policies, ","), AdvisorStrict: *strict, Nutch: &nutch,
 				NewStore: func(string) (recrawl.Store, error) {
 					return &recrawl.MemStore{DropChangedLog: *noLog}, nil
