@@ -121,7 +121,7 @@ type Plan struct {
 	// Prior is the prior the posteriors were computed under.
 	Prior Prior
 	// FreshNow is the expected share of records whose stored copy is
-	// current now (estimated from up to 2,000 records sampled evenly).
+	// current now (estimated from about 1,000 records, every n/1000-th).
 	FreshNow float64
 	// Optimal is the mean freshness the optimal allocation of the budget
 	// would keep records distributed as the prior at.

@@ -141,9 +141,9 @@ func DefaultPrior() Prior {
 // few spikes with holes between them, and a hole next to the budget's
 // cutoff rate made the simulated advisor misjudge the pages there.
 // Records without a refetch carry no information and are left out; at
-// most 2,000 records, sampled evenly, are used. A small share of the mass
-// (0.1%) stays spread over the whole grid, so that no rate is ruled out by
-// the prior alone.
+// most 2,000 records, sampled at random with a fixed seed, are used. A
+// small share of the mass (0.1%) stays spread over the whole grid, so
+// that no rate is ruled out by the prior alone.
 func FitPrior(stats []FetchStats) Prior {
 	return fitPrior(len(stats), func(i int) *FetchStats { return &stats[i] })
 }
