@@ -2,6 +2,7 @@ package crawlkeeper
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -92,6 +93,12 @@ type FetchCounts struct {
 	// that ended in a change and that did not.
 	ChangedUS   int64 `json:"changed_us"`
 	UnchangedUS int64 `json:"unchanged_us"`
+	// ChangedLog adds up the natural logarithms of the lengths in seconds
+	// (at least 1) of the intervals that ended in a change: with
+	// ChangedUS it tells how spread they are, so that one short interval
+	// that found a change (the best evidence that a page changes fast) is
+	// not averaged away among long ones (package recrawl).
+	ChangedLog float64 `json:"changed_log"`
 }
 
 // Add counts a re-delivery after interval since the previous one.
@@ -101,6 +108,7 @@ func (f *FetchCounts) Add(interval time.Duration, changed bool) {
 	if changed {
 		f.Changes++
 		f.ChangedUS += us
+		f.ChangedLog += math.Log(math.Max(float64(us)/1e6, 1))
 	} else {
 		f.UnchangedUS += us
 	}

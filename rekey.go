@@ -220,6 +220,7 @@ func PlanRekeyMerge(recs []*Record, hist map[int64][]HistoryEntry, key string, p
 			s.Fetches.Changes += r.Fetches.Changes
 			s.Fetches.ChangedUS += r.Fetches.ChangedUS
 			s.Fetches.UnchangedUS += r.Fetches.UnchangedUS
+			s.Fetches.ChangedLog += r.Fetches.ChangedLog
 		}
 	}
 	for _, r := range byID {

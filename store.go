@@ -28,6 +28,7 @@ type Store interface {
 	StateStore
 	SearchStore
 	RekeyStore
+	RecrawlStore
 }
 
 // RecordStore is the role that ingests items and reads records back.

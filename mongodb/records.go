@@ -96,10 +96,11 @@ func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 
 // fetchDoc is crawlkeeper.FetchCounts in a document.
 type fetchDoc struct {
-	Refetches   int64 `bson:"refetches"`
-	Changes     int64 `bson:"changes"`
-	ChangedUS   int64 `bson:"changed_us"`
-	UnchangedUS int64 `bson:"unchanged_us"`
+	Refetches   int64   `bson:"refetches"`
+	Changes     int64   `bson:"changes"`
+	ChangedUS   int64   `bson:"changed_us"`
+	UnchangedUS int64   `bson:"unchanged_us"`
+	ChangedLog  float64 `bson:"changed_log"`
 }
 
 func fetchesDoc(f *crawlkeeper.FetchCounts) *fetchDoc {

@@ -34,6 +34,8 @@ func unnest(cols []string, rows [][]any, first int) (string, []any, error) {
 			arrays[c], types[c] = column(rows, c, func(v any) *int64 { return v.(*int64) }), "bigint"
 		case bool:
 			arrays[c], types[c] = column(rows, c, func(v any) bool { return v.(bool) }), "boolean"
+		case *float64:
+			arrays[c], types[c] = column(rows, c, func(v any) *float64 { return v.(*float64) }), "double precision"
 		case string:
 			arrays[c], types[c] = column(rows, c, func(v any) string { return enc(v.(string)) }), "text"
 		case *string:

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -39,12 +40,13 @@ func testFetchCounts(t *testing.T, open RecordOpener) {
 	// Two hours later, changed.
 	e.Now = T0.Add(3 * time.Hour)
 	e.Ingest(item(1, "b", "t1"))
-	want(ids[0], crawlkeeper.FetchCounts{Refetches: 2, Changes: 1, ChangedUS: 2 * h, UnchangedUS: h})
+	logTwoHours := math.Log((2 * time.Hour).Seconds())
+	want(ids[0], crawlkeeper.FetchCounts{Refetches: 2, Changes: 1, ChangedUS: 2 * h, UnchangedUS: h, ChangedLog: logTwoHours})
 	// Twice in one batch an hour later: the second closes an empty
 	// interval.
 	e.Now = T0.Add(4 * time.Hour)
 	e.Ingest(item(1, "b", "t1"), item(1, "b", "t1"), item(2, "a", "t2"))
-	want(ids[0], crawlkeeper.FetchCounts{Refetches: 4, Changes: 1, ChangedUS: 2 * h, UnchangedUS: 2 * h})
+	want(ids[0], crawlkeeper.FetchCounts{Refetches: 4, Changes: 1, ChangedUS: 2 * h, UnchangedUS: 2 * h, ChangedLog: logTwoHours})
 	want(ids[1], crawlkeeper.FetchCounts{Refetches: 2, UnchangedUS: 4 * h})
 	// A delivery older than the last one adds no time.
 	e.Now = T0.Add(2 * time.Hour)

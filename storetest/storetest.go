@@ -47,6 +47,7 @@ func Run(t *testing.T, open Opener) {
 	})
 	t.Run("Search", func(t *testing.T) { RunSearch(t, func(tb testing.TB) SearchBackend { return open(tb) }) })
 	t.Run("Rekey", func(t *testing.T) { RunRekey(t, func(tb testing.TB) RekeyBackend { return open(tb) }) })
+	t.Run("Recrawl", func(t *testing.T) { RunRecrawl(t, func(tb testing.TB) RecrawlBackend { return open(tb) }) })
 }
 
 // A new backend is built and tested one role at a time, in this order:

@@ -189,7 +189,7 @@ func TestCheckReportsViolations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DB().Exec(`INSERT INTO archive SELECT id + 100, key, key_parts, source, title, url, item, length(item), content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, 0, 'manual', search_text, last_round, last_target, fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us FROM active`); err != nil {
+	if _, err := st.DB().Exec(`INSERT INTO archive SELECT id + 100, key, key_parts, source, title, url, item, length(item), content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, 0, 'manual', search_text, last_round, last_target, fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us, fetch_changed_log FROM active`); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

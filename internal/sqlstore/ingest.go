@@ -343,6 +343,7 @@ func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, rec
 		err := Chunks(plain[g], func(c []int64) error {
 			_, err := tx.Exec(ctx, `UPDATE `+table(archived)+` SET fetch_refetches = coalesce(fetch_refetches, 0) + ?,
 				fetch_changes = coalesce(fetch_changes, 0), fetch_changed_us = coalesce(fetch_changed_us, 0),
+				fetch_changed_log = coalesce(fetch_changed_log, 0),
 				fetch_unchanged_us = coalesce(fetch_unchanged_us, 0) + `+s.e.Greatest()+`(? - last_updated_at, 0),
 				last_updated_at = ?, last_round = ? WHERE id IN (`+In(len(c))+`)`,
 				append([]any{g.deliveries, g.at, g.at, g.round}, Args(c)...)...)

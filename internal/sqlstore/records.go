@@ -41,7 +41,7 @@ func (s *Store) recordCols() string {
 
 // fetchCols hold the record's FetchCounts; NULL for records stored before
 // they were counted.
-const fetchCols = "fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us"
+const fetchCols = "fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us, fetch_changed_log"
 
 // RecordCols returns the columns of a record shared by active and
 // archive, for statements an engine writes itself.
@@ -95,6 +95,7 @@ func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.R
 		archivedAt                int64
 		reason                    string
 		fetches                   [4]*int64
+		changedLog                *float64
 	)
 	search, done := s.e.SearchDest(&r)
 	dest := make([]any, 0, 26+len(extra))
@@ -102,7 +103,7 @@ func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.R
 		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
 		&r.ProcessedVersion, &r.ProcessedChain, &derived)
 	dest = append(dest, search...)
-	dest = append(dest, &r.LastRound, &r.LastTarget, &fetches[0], &fetches[1], &fetches[2], &fetches[3])
+	dest = append(dest, &r.LastRound, &r.LastTarget, &fetches[0], &fetches[1], &fetches[2], &fetches[3], &changedLog)
 	if archived {
 		dest = append(dest, &archivedAt, &reason)
 	}
@@ -140,9 +141,7 @@ func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.R
 	if len(derived) > 0 {
 		r.Derived = derived
 	}
-	if f := fetches; f[0] != nil && f[1] != nil && f[2] != nil && f[3] != nil {
-		r.Fetches = &crawlkeeper.FetchCounts{Refetches: *f[0], Changes: *f[1], ChangedUS: *f[2], UnchangedUS: *f[3]}
-	}
+	r.Fetches = fetchCounts(fetches, changedLog)
 	return &r, nil
 }
 
@@ -180,9 +179,10 @@ func fetchArgs(r *crawlkeeper.Record) []any {
 	f := r.Fetches
 	if f == nil {
 		var none *int64
-		return []any{none, none, none, none}
+		var noLog *float64
+		return []any{none, none, none, none, noLog}
 	}
-	return []any{&f.Refetches, &f.Changes, &f.ChangedUS, &f.UnchangedUS}
+	return []any{&f.Refetches, &f.Changes, &f.ChangedUS, &f.UnchangedUS, &f.ChangedLog}
 }
 
 // archivePayload returns r's payload as the archive stores it.
