@@ -78,6 +78,10 @@ type Options struct {
 	// DateBaselines are what the date results compare Dates with (see
 	// dates.go).
 	DateBaselines DateBaselines
+	// RecrawlRates is the distribution of change rates the recrawl
+	// simulation draws its pages from (recrawl.ParseRates; empty: the
+	// default preset).
+	RecrawlRates string
 	// Extra measurements from optional capabilities (monitor, pipeline).
 	Extra []Measurement
 	// Progress reports the current step.
@@ -160,7 +164,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		Search,
 	}
 	steps = append(steps, opts.Extra...)
-	steps = append(steps, Measurement{Names: dateResults, Run: runDates})
+	steps = append(steps, Measurement{Names: dateResults, Run: runDates}, Recrawl)
 	for _, m := range steps {
 		if !opts.want(m.Names...) {
 			continue

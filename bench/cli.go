@@ -40,13 +40,16 @@ type CommandSetup struct {
 //   - archive_pass_ms, archive_pass_dry_ms and archive_pass_rss_mb: a
 //     whole `crawlkeeper archive` pass, real and dry, at the benchmark's
 //     scale with 2% due, against the raw indexed selection and move, and
-//     the pass's peak memory (see archivepass.go).
+//     the pass's peak memory (see archivepass.go);
+//   - next_cli_ms: the wall time of `crawlkeeper next` ranking a source of
+//     the benchmark's scale, against the raw read and the same ranking
+//     (see nextcli.go).
 //
 // The first two are compared with the minimal program opening the same
 // store and printing its count. Each is the median of fresh processes,
 // the command and its baseline run in turn.
 func Commands(setup CommandSetup) Measurement {
-	return Measurement{Names: append([]string{"cli_start_ms", "cli_stats_ms", "search_cli_ms"}, ArchivePassNames...), Run: func(ctx context.Context, env *Env) ([]Result, error) {
+	return Measurement{Names: append([]string{"cli_start_ms", "cli_stats_ms", "search_cli_ms", nextCLIName}, ArchivePassNames...), Run: func(ctx context.Context, env *Env) ([]Result, error) {
 		return runCommands(ctx, env, setup)
 	}}
 }
@@ -74,6 +77,13 @@ func runCommands(ctx context.Context, env *Env, setup CommandSetup) ([]Result, e
 	}
 	if opts.want("search_cli_ms") {
 		r, err := runSearchCLI(ctx, opts, setup)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	if opts.want(nextCLIName) {
+		r, err := runNextCLI(ctx, opts, setup)
 		if err != nil {
 			return nil, err
 		}

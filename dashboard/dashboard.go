@@ -119,6 +119,8 @@ type dash struct {
 	o    Options
 	tpls map[string]*template.Template
 	rate *rateMeter
+
+	recrawlCache recrawlCache
 }
 
 // New returns the dashboard's handler, to mount at "/" (httpapi.Server's
@@ -146,6 +148,7 @@ func New(o Options) http.Handler {
 	mux.Handle("GET /rounds/{round}/failed.txt", d.page(d.failedText))
 	mux.Handle("POST /rounds/{round}/requeue", d.action(d.requeue))
 	mux.Handle("GET /fields", d.page(d.fields))
+	mux.Handle("GET /recrawl", d.page(d.recrawl))
 	mux.Handle("GET /archive", d.page(d.archive))
 	mux.Handle("POST /archive/preview", d.action(d.archivePreview))
 	mux.Handle("POST /archive/force", d.action(d.archiveForce))
@@ -312,7 +315,7 @@ func (d *dash) render(w http.ResponseWriter, name string, v *view) {
 	w.Write(buf.Bytes())
 }
 
-var pageNames = []string{"overview", "rounds", "round", "requeue", "fields", "archive", "pipeline", "records", "record", "alerts", "login", "error"}
+var pageNames = []string{"overview", "rounds", "round", "requeue", "fields", "recrawl", "archive", "pipeline", "records", "record", "alerts", "login", "error"}
 
 func parseTemplates() map[string]*template.Template {
 	out := map[string]*template.Template{}

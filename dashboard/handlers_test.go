@@ -183,6 +183,26 @@ func TestPages(t *testing.T) {
 		}
 		mustContain(t, "fields", body, `data-field="jobs/remote"`, `id="fillrate" data-chart="`, "collecting")
 	})
+	t.Run("recrawl", func(t *testing.T) {
+		var rf struct{ Sources []crawlkeeper.SourceFreshness }
+		e.call("GET", "/api/v1/recrawl", "read", "", &rf)
+		code, body, _ := e.get("/recrawl", "")
+		if code != 200 || len(rf.Sources) != 2 {
+			t.Fatalf("status %d, sources %+v", code, rf.Sources)
+		}
+		for _, sf := range rf.Sources {
+			i := strings.Index(body, `<tr data-source="`+sf.Source+`"`)
+			if i < 0 {
+				t.Fatalf("source %q not shown", sf.Source)
+			}
+			row := body[i : i+strings.Index(body[i:], "</tr>")]
+			if shown(t, row, "records") != int64(sf.Records) {
+				t.Errorf("source %s: records shown differ from %+v", sf.Source, sf)
+			}
+			mustContain(t, "recrawl", row, fmt.Sprintf(`data-k="fresh_now">%.1f%%<`, 100*sf.FreshNow))
+			mustContain(t, "recrawl", body, `class="chart budget-chart" data-source="`+sf.Source+`" data-chart="`)
+		}
+	})
 	t.Run("archive", func(t *testing.T) {
 		code, body, _ := e.get("/archive", "")
 		if code != 200 {

@@ -118,7 +118,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.mon != nil {
 		e.api.Extra = append(e.api.Extra, httpapi.MonitorRoutes(e.mon))
 	}
-	e.api.Extra = append(e.api.Extra, httpapi.PipelineRoutes(pipelineAPI{e}), httpapi.AlertRoutes(alertsAPI{e}))
+	e.api.Extra = append(e.api.Extra, httpapi.PipelineRoutes(pipelineAPI{e}), httpapi.AlertRoutes(alertsAPI{e}),
+		httpapi.RecrawlRoutes(&crawlkeeper.Advisor{Store: st, Monitor: e.mon, Now: e.now}))
 	dashStore, dashMon := crawlkeeper.Store(st), e.mon
 	if o.wrapStore != nil {
 		dashStore = o.wrapStore(st)

@@ -53,7 +53,8 @@ func TestScopes(t *testing.T) {
 		Ingester: &crawlkeeper.Ingester{Store: st, Config: cfg, Now: clock},
 		Archiver: &crawlkeeper.Archiver{Store: st, Config: cfg, Now: clock},
 		Logger:   slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Extra:    []func(*httpapi.Server){httpapi.MonitorRoutes(mon), httpapi.PipelineRoutes(fakePipeline{})},
+		Extra: []func(*httpapi.Server){httpapi.MonitorRoutes(mon), httpapi.PipelineRoutes(fakePipeline{}),
+			httpapi.RecrawlRoutes(&crawlkeeper.Advisor{Store: st, Monitor: mon, Now: clock})},
 	}
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
@@ -70,6 +71,8 @@ func TestScopes(t *testing.T) {
 		{"GET", "/api/v1/archive/runs", "read", ""},
 		{"GET", "/api/v1/stats", "read", ""},
 		{"GET", "/api/v1/search?q=s", "read", ""},
+		{"GET", "/api/v1/next?source=&budget=10/day", "read", ""},
+		{"GET", "/api/v1/recrawl", "read", ""},
 		{"GET", "/api/v1/rounds", "read", ""},
 		{"GET", "/api/v1/rounds/1", "read", ""},
 		{"GET", "/api/v1/rounds/1/remaining", "read", ""},

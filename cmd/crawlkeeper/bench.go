@@ -17,6 +17,7 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/bench"
 	"github.com/crawlkeeper/crawlkeeper/dates"
 	"github.com/crawlkeeper/crawlkeeper/internal/rawbench"
+	"github.com/crawlkeeper/crawlkeeper/recrawl"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -28,7 +29,7 @@ func init() {
 var sweepResults = []string{"ingest_new", "archive_select", "query_active", "scan_pass"}
 
 func runBench(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,... [--chart FILE] | --replot DATA] [--only NAME,...] [--binary FILE] [--cpuprofile FILE] [--json]")
+	fs := a.newFlags("bench", "bench [--store URL] [--scale N | --sweep N,N,... [--chart FILE] | --replot DATA] [--only NAME,...] [--binary FILE] [--recrawl-rates SPEC] [--cpuprofile FILE] [--json]")
 	scale := fs.Int("scale", 1_000_000, "number of records to generate")
 	only := fs.String("only", "", "comma-separated result `names` to run (default: all)")
 	sweep := fs.String("sweep", "", "comma-separated `sizes`: run "+strings.Join(sweepResults, ", ")+" at each and chart them")
@@ -36,12 +37,16 @@ func runBench(ctx context.Context, a *app, args []string) error {
 	replot := fs.String("replot", "", "draw --chart from a sweep's saved `data` (.json) instead of running")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (read it with go tool pprof)")
 	binary := fs.String("binary", "", "crawlkeeper `executable` the whole-path results (cli_start_ms, cli_stats_ms, search_cli_ms) run in fresh processes (default: this one)")
+	recrawlRates := fs.String("recrawl-rates", "default", "the change `rates` of the recrawl simulation's pages: "+recrawl.RatesHelp)
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("bench takes no arguments")
+	}
+	if _, err := recrawl.ParseRates(*recrawlRates); err != nil {
+		return usagef("--recrawl-rates: %v", err)
 	}
 	if *replot != "" {
 		return replotSweep(*replot, *chart)
@@ -63,9 +68,10 @@ func runBench(ctx context.Context, a *app, args []string) error {
 		scratch = a.data
 	}
 	opts := bench.Options{
-		Scale:       *scale,
-		Dates:       dates.New(),
-		MixedCorpus: dates.MixedCorpus,
+		Scale:        *scale,
+		RecrawlRates: *recrawlRates,
+		Dates:        dates.New(),
+		MixedCorpus:  dates.MixedCorpus,
 		DateBaselines: bench.DateBaselines{
 			Library:        dates.NewLibrary(),
 			Uncached:       dates.NewWithOptions(dates.Options{NoCache: true}),

@@ -154,7 +154,8 @@ func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slo
 	}
 	eng.Queue = e.queue
 	e.eng, e.releaseEngine = eng, release
-	srv.Extra = append(srv.Extra, httpapi.PipelineRoutes(&pipelineAPI{e: e}), httpapi.AlertRoutes(&alertsAPI{e: e}))
+	adv := &crawlkeeper.Advisor{Store: e.store, Now: e.a.now}
+	srv.Extra = append(srv.Extra, httpapi.PipelineRoutes(&pipelineAPI{e: e}), httpapi.AlertRoutes(&alertsAPI{e: e}), httpapi.RecrawlRoutes(adv))
 	if err := e.monitorIngest(ctx, srv.Ingester); err != nil {
 		if crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID {
 			return err
@@ -164,6 +165,9 @@ func (e *env) extendServer(ctx context.Context, srv *httpapi.Server, logger *slo
 		return nil
 	}
 	srv.Extra = append(srv.Extra, httpapi.MonitorRoutes(e.mon))
+	// The advisor puts a round's targets never fetched first (next's
+	// round parameter); without a monitor that parameter is refused.
+	adv.Monitor = e.mon
 	return nil
 }
 

@@ -21,6 +21,8 @@ const roundUsage = `round SUBCOMMAND --round R [flags]
 
 Subcommands:
   queue --round R [--bucket 30m] [FILE|-]      queue target names (one per line)
+  queue --round R --next K --source S [--budget N/day] [--fill]
+                                               queue what the recrawl advisor ranks first
   done --round R [--file F | NAME...]          mark targets done
   fail --round R [--reason T] [--file F | NAME...]
                                                mark targets failed, with a reason
@@ -147,9 +149,11 @@ func (a *app) openInput(name string) (io.Reader, func(), error) {
 }
 
 func runRoundQueue(ctx context.Context, a *app, args []string) error {
-	fs := a.newFlags("round queue", "round queue --round R [--bucket 30m] [FILE|-]")
+	fs := a.newFlags("round queue", "round queue --round R [--bucket 30m] [FILE|-]\n       round queue --round R --next K --source S [--budget N/day] [--fill] [--bucket 30m]")
 	round := roundFlag(fs, "round")
 	bucketText := fs.String("bucket", "", "bucket `length` of a new round (default: monitor.bucket, 10m)")
+	next := fs.Int("next", 0, "queue the `K` pages the recrawl advisor ranks first for --source (see next) instead of names read")
+	nf := addNextFlags(fs)
 	pos, err := a.parse(fs, args)
 	if err != nil {
 		return err
@@ -171,6 +175,16 @@ func runRoundQueue(ctx context.Context, a *app, args []string) error {
 			return usagef("--bucket: %s", crawlkeeper.ErrorMessage(err))
 		}
 		bucket = d.D()
+	}
+	if *next != 0 {
+		if len(pos) > 0 {
+			return usagef("round queue --next queues what the advisor ranks: give no FILE")
+		}
+		q, err := nf.query(*next)
+		if err != nil {
+			return err
+		}
+		return queueNext(ctx, a, r, bucket, q)
 	}
 	in, closeIn, err := a.openInput(first(pos))
 	if err != nil {

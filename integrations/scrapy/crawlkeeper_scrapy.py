@@ -16,6 +16,15 @@ project's ``settings.py``::
     CRAWLKEEPER_URL = "http://127.0.0.1:8080"
     CRAWLKEEPER_TOKEN = "..."          # a token with the ingest scope
 
+A spider can also take its start requests from crawlkeeper's recrawl
+advisor (``GET /api/v1/next``): the pages of its source worth fetching now
+within a crawl budget, pages never fetched first. Mix ``NextRequestsMixin``
+into the spider, or call ``next_items`` from your own ``start_requests``::
+
+    class JobsSpider(NextRequestsMixin, scrapy.Spider):
+        name = "jobs"                      # the source crawlkeeper ranks
+        custom_settings = {"CRAWLKEEPER_NEXT_BUDGET": "20000/day"}
+
 Every setting is described in README.md next to this file. Only the
 Python standard library and Scrapy are needed.
 """
@@ -32,10 +41,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import scrapy
 from itemadapter import ItemAdapter
 from scrapy.exceptions import NotConfigured
 
-__all__ = ["CrawlkeeperPipeline"]
+__all__ = ["CrawlkeeperPipeline", "NextRequestsMixin", "next_items"]
 __version__ = "1.0"
 
 logger = logging.getLogger("crawlkeeper")
@@ -322,3 +332,88 @@ class CrawlkeeperPipeline:
             # abort.wait ends the wait early when the crawl shuts down.
             if self.abort.wait(delay):
                 raise RuntimeError(error)
+
+
+class NextError(Exception):
+    """crawlkeeper could not answer what to fetch next; the message says why."""
+
+
+def next_items(url, source, budget=None, limit=100, round=None, fill=False, token=None, timeout=30.0):
+    """Asks crawlkeeper's recrawl advisor what to fetch now.
+
+    Returns the advisor's items (``GET /api/v1/next``), best first: dicts
+    with ``name`` (the page to fetch: the target its crawler named, or its
+    URL), ``reason`` (never_fetched, event_near, source_prior or
+    likely_changed), ``id`` (0 for a page never fetched), ``stale`` and
+    more. ``budget`` is the crawl's budget, such as ``"20000/day"`` or a
+    number of fetches per day (None: the source's pace over the last 24
+    hours); ``round`` puts that round's targets with no record first;
+    ``token`` needs the read scope. Raises NextError with the server's
+    message when it refuses.
+    """
+    parsed = urllib.parse.urlparse(url or "")
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise ValueError("CRAWLKEEPER_URL %r: use the server's base URL, such as http://127.0.0.1:8080" % url)
+    params = {"source": source or "", "limit": str(int(limit))}
+    if budget not in (None, ""):
+        params["budget"] = str(budget)
+    if round not in (None, ""):
+        params["round"] = str(round)
+    if fill:
+        params["fill"] = "true"
+    req = urllib.request.Request(url.rstrip("/") + "/api/v1/next?" + urllib.parse.urlencode(params),
+                                 headers={"Accept": "application/json"})
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            plan = json.loads(resp.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        body = exc.read().decode("utf-8", "replace")
+        try:
+            message = json.loads(body).get("error", {}).get("message") or body
+        except (ValueError, AttributeError):
+            message = body
+        raise NextError("crawlkeeper next: %d %s" % (exc.code, message.strip())) from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise NextError("crawlkeeper next: cannot reach %s: %s" % (url, exc)) from None
+    logger.info("crawlkeeper: the advisor lists %d pages of source %s (%d due, budget %.0f/day, fresh now %.0f%%)",
+                len(plan.get("items") or []), plan.get("source"), plan.get("due", 0),
+                plan.get("budget_per_day", 0), 100 * plan.get("fresh_now", 0))
+    return plan.get("items") or []
+
+
+class NextRequestsMixin:
+    """Spider mixin whose start requests are what crawlkeeper's advisor ranks
+    first for the spider's source (``GET /api/v1/next``).
+
+    Settings: CRAWLKEEPER_URL; CRAWLKEEPER_READ_TOKEN (a token with the read
+    scope; defaults to CRAWLKEEPER_TOKEN); CRAWLKEEPER_SOURCE (defaults to
+    the spider's name, as the pipeline does); CRAWLKEEPER_NEXT_BUDGET (like
+    "20000/day"; default: the source's pace over the last 24 hours);
+    CRAWLKEEPER_NEXT_LIMIT (default 100); CRAWLKEEPER_NEXT_FILL; and
+    CRAWLKEEPER_ROUND, whose targets never fetched come first. Each request
+    carries the advisor's item in ``meta["crawlkeeper_next"]`` and goes to
+    ``self.parse`` unless the spider sets ``next_callback``.
+    """
+
+    next_callback = None
+
+    def start_requests(self):
+        s = self.settings
+        rnd = getattr(self, "crawlkeeper_round", None) or s.get("CRAWLKEEPER_ROUND")
+        items = next_items(
+            s.get("CRAWLKEEPER_URL"),
+            s.get("CRAWLKEEPER_SOURCE") or self.name,
+            budget=s.get("CRAWLKEEPER_NEXT_BUDGET"),
+            limit=s.getint("CRAWLKEEPER_NEXT_LIMIT", 100),
+            round=rnd,
+            fill=s.getbool("CRAWLKEEPER_NEXT_FILL", False),
+            token=s.get("CRAWLKEEPER_READ_TOKEN") or s.get("CRAWLKEEPER_TOKEN"),
+            timeout=s.getfloat("CRAWLKEEPER_TIMEOUT", DEFAULTS["CRAWLKEEPER_TIMEOUT"]),
+        )
+        callback = self.next_callback or self.parse
+        for item in items:
+            # A page the advisor proposes is due whatever Scrapy fetched
+            # before in this process: no duplicate filter.
+            yield scrapy.Request(item["name"], callback=callback, dont_filter=True, meta={"crawlkeeper_next": item})

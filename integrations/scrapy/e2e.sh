@@ -294,4 +294,30 @@ check "export: every record with its history" "
 e = load('export.json')
 assert (e['active'], e['archived'], e['history_versions']) == ($PAGES2, 2, 3), e
 "
+# A recrawl scheduled by the advisor: a spider whose start requests come
+# from GET /api/v1/next (NextRequestsMixin) fetches exactly the pages the
+# advisor lists, none of them archived, and delivers them through the
+# pipeline.
+T3=$(at "+3 hours 40 minutes")
+log "recrawl at $T3: the spider takes its start requests from the advisor"
+start_serve "$T3"
+api "/api/v1/next?source=debian-reference&budget=$PAGES2/day&limit=5&fill=true" >"$WORK/next.json"
+cp integrations/scrapy/e2e/next_spider.py "$PROJECT/refcrawl/spiders/reference_next.py"
+(cd "$PROJECT" && "$VPY" -m scrapy crawl debian-reference-next \
+	-s CRAWLKEEPER_READ_TOKEN="$READER_TOKEN" -s CRAWLKEEPER_NEXT_BUDGET="$PAGES2/day" \
+	-s CRAWLKEEPER_NEXT_LIMIT=5 -s CRAWLKEEPER_NEXT_FILL=true -s CRAWLKEEPER_BATCH=5 \
+	-s LOG_LEVEL=DEBUG -s LOG_FILE="$WORK/scrapy-next.log") || { tail -n 30 "$WORK/scrapy-next.log"; fail "scrapy crawl of the advisor's pages failed"; }
+grep -o 'Crawled (200) <GET [^>]*>' "$WORK/scrapy-next.log" | sed 's/.*<GET \(.*\)>/\1/' | sort >"$WORK/next-crawled.txt"
+sent=$(sed -n "s/.*'crawlkeeper\/sent': \([0-9]*\).*/\1/p" "$WORK/scrapy-next.log" | tail -n 1)
+check "recrawl: the spider fetched the advisor's pages, none archived" "
+plan = load('next.json')
+names = sorted(it['name'] for it in plan['items'])
+crawled = [l.strip() for l in open(os.path.join(W, 'next-crawled.txt')) if l.strip()]
+assert len(names) == 5 and crawled == names, ('advisor', names, 'crawled', crawled)
+archived = {r['url'] for r in lines('archived.jsonl')}
+assert not archived & set(names), ('archived pages proposed', archived & set(names))
+assert plan['records'] == $PAGES2 and plan['source'] == 'debian-reference', (plan['records'], plan['source'])
+assert '$sent' == '5', ('the pipeline sent', '$sent')
+"
+stop_serve
 log "passed"

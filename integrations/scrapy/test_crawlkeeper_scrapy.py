@@ -16,7 +16,7 @@ import urllib.parse
 from scrapy import Item, Field, Spider
 from scrapy.utils.test import get_crawler
 
-from crawlkeeper_scrapy import CrawlkeeperPipeline
+from crawlkeeper_scrapy import CrawlkeeperPipeline, NextError, NextRequestsMixin, next_items
 
 
 class Recorder(http.server.ThreadingHTTPServer):
@@ -47,6 +47,20 @@ class Recorder(http.server.ThreadingHTTPServer):
 class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+    def do_GET(self):
+        # GET /api/v1/next: answers the server's scripted `next_answer`
+        # (status, body).
+        srv = self.server
+        with srv.lock:
+            srv.requests.append((self.path, dict(self.headers), b""))
+            status, answer = getattr(srv, "next_answer", (404, {"error": {"code": "not_found", "message": "no answer"}}))
+        data = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
@@ -213,6 +227,66 @@ class PipelineTest(unittest.TestCase):
             CrawlkeeperPipeline.from_crawler(get_crawler(ReferenceSpider, settings_dict={}))
         with self.assertRaises(ValueError):
             CrawlkeeperPipeline(url="127.0.0.1:8080")
+
+
+
+PLAN = {
+    "source": "reference", "budget_per_day": 2400, "due": 2, "fresh_now": 0.8,
+    "items": [
+        {"name": "http://site.example/new", "reason": "never_fetched", "due": True},
+        {"name": "http://site.example/7", "id": 7, "reason": "likely_changed", "due": True, "stale": 0.6},
+    ],
+}
+
+
+class NextSpider(NextRequestsMixin, Spider):
+    name = "reference"
+
+    def parse(self, response):
+        pass
+
+
+class NextTest(unittest.TestCase):
+    def test_next_items_sends_the_query_and_the_read_token(self):
+        server = Recorder()
+        self.addCleanup(server.close)
+        server.next_answer = (200, PLAN)
+        items = next_items(server.url + "/", "reference", budget="100/hour", limit=2, round="9", token="reader")
+        self.assertEqual([it["name"] for it in items], ["http://site.example/new", "http://site.example/7"])
+        path, headers, _ = server.requests[0]
+        u = urllib.parse.urlparse(path)
+        self.assertEqual(u.path, "/api/v1/next")
+        self.assertEqual(urllib.parse.parse_qs(u.query), {"source": ["reference"], "limit": ["2"], "budget": ["100/hour"], "round": ["9"]})
+        self.assertEqual(headers["Authorization"], "Bearer reader")
+
+    def test_next_items_raises_the_servers_message(self):
+        server = Recorder()
+        self.addCleanup(server.close)
+        server.next_answer = (400, {"error": {"code": "invalid", "message": "source \"x\" had no deliveries"}})
+        with self.assertRaises(NextError) as cm:
+            next_items(server.url, "x")
+        self.assertIn("400", str(cm.exception))
+        self.assertIn("had no deliveries", str(cm.exception))
+        with self.assertRaises(ValueError):
+            next_items("127.0.0.1:8080", "x")
+
+    def test_mixin_yields_the_advisors_pages_unfiltered(self):
+        server = Recorder()
+        self.addCleanup(server.close)
+        server.next_answer = (200, PLAN)
+        crawler = get_crawler(NextSpider, settings_dict={
+            "CRAWLKEEPER_URL": server.url, "CRAWLKEEPER_TOKEN": "ingest", "CRAWLKEEPER_READ_TOKEN": "reader",
+            "CRAWLKEEPER_NEXT_BUDGET": "2400/day", "CRAWLKEEPER_NEXT_LIMIT": 5, "CRAWLKEEPER_NEXT_FILL": True})
+        spider = crawler._create_spider()
+        reqs = list(spider.start_requests())
+        self.assertEqual([r.url for r in reqs], ["http://site.example/new", "http://site.example/7"])
+        self.assertTrue(all(r.dont_filter for r in reqs))
+        self.assertEqual(reqs[1].meta["crawlkeeper_next"]["id"], 7)
+        self.assertEqual(reqs[0].callback, spider.parse)
+        path, headers, _ = server.requests[0]
+        q = urllib.parse.parse_qs(urllib.parse.urlparse(path).query)
+        self.assertEqual(q, {"source": ["reference"], "limit": ["5"], "budget": ["2400/day"], "fill": ["true"]})
+        self.assertEqual(headers["Authorization"], "Bearer reader")
 
 
 if __name__ == "__main__":

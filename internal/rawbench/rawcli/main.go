@@ -30,6 +30,8 @@ var engine struct {
 	// microseconds) and, unless dry, moves it to the archive in batches
 	// of rawsql.MoveBatch, a transaction each; it returns the count.
 	archive func(ctx context.Context, url string, cutoff, now int64, dry bool) (int, error)
+	// next runs NextSQL for the source and hands the rows to rankNext.
+	next func(ctx context.Context, url string, a nextArgs) error
 }
 
 // hit is what the program prints of a search result.
@@ -52,10 +54,17 @@ func run(ctx context.Context, args []string) error {
 	if len(args) >= 3 && args[0] == "rss" {
 		return runRSS(args[1], args[2], args[3:])
 	}
-	if len(args) < 2 || (args[0] != "count" && args[0] != "search" && args[0] != "archive") {
-		return errors.New("usage: rawcli count URL | rawcli search URL [-phrase] [-source S] [-limit N] WORD... | rawcli archive URL [-dry] CUTOFF NOW | rawcli rss FILE PROGRAM ARG...")
+	if len(args) < 2 || (args[0] != "count" && args[0] != "search" && args[0] != "archive" && args[0] != "next") {
+		return errors.New("usage: rawcli count URL | rawcli search URL [-phrase] [-source S] [-limit N] WORD... | rawcli archive URL [-dry] CUTOFF NOW | rawcli next URL -source S -budget N -now MICROS [-limit K] | rawcli rss FILE PROGRAM ARG...")
 	}
 	url := args[1]
+	if args[0] == "next" {
+		a, err := parseNext(args[2:])
+		if err != nil {
+			return err
+		}
+		return engine.next(ctx, url, a)
+	}
 	if args[0] == "archive" {
 		fs := flag.NewFlagSet("archive", flag.ContinueOnError)
 		dry := fs.Bool("dry", false, "select only")

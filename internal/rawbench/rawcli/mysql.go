@@ -39,6 +39,19 @@ func init() {
 		defer db.Close()
 		return sqlArchive(ctx, db, rawsql.MySQLCols, cutoff, now, dry)
 	}
+	engine.next = func(ctx context.Context, u string, a nextArgs) error {
+		db, err := openMySQL(u)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		rows, err := db.QueryContext(ctx, NextSQL, a.source)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return rankNext(rows, a)
+	}
 }
 
 // openMySQL connects to the database of a mysql://user:password@host:port/db URL.

@@ -45,6 +45,19 @@ func init() {
 		}
 		return hits, rows.Err()
 	}
+	engine.next = func(ctx context.Context, u string, a nextArgs) error {
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		rows, err := conn.Query(ctx, pgNextSQL, a.source)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return rankNext(rows, a)
+	}
 	engine.archive = func(ctx context.Context, u string, cutoff, now int64, dry bool) (int, error) {
 		conn, err := pgx.Connect(ctx, u)
 		if err != nil {

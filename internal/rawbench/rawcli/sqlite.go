@@ -39,6 +39,19 @@ func init() {
 		defer db.Close()
 		return sqlArchive(ctx, db, rawsql.SQLiteCols, cutoff, now, dry)
 	}
+	engine.next = func(ctx context.Context, u string, a nextArgs) error {
+		db, err := openSQLite(u)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		rows, err := db.QueryContext(ctx, NextSQL, a.source)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		return rankNext(rows, a)
+	}
 }
 
 // openSQLite opens the file of a sqlite:///path URL.
