@@ -13,38 +13,43 @@ import (
 	"github.com/crawlkeeper/crawlkeeper/recrawl"
 )
 
-// RecrawlRecord is what the recrawl advisor reads of an active record:
-// its handles and its delivery counters, no item and no history.
-type RecrawlRecord struct {
-	ID            int64
-	URL           string
-	Target        string // Record.LastTarget
-	CrawledAt     time.Time
-	LastUpdatedAt time.Time
-	LastChangedAt time.Time
-	EventAt       *time.Time
-	// Fetches is nil for a record stored before the counters were kept,
-	// until its next delivery.
-	Fetches *FetchCounts
-}
-
-// RecrawlStore is the store role the recrawl advisor reads.
+// RecrawlStore is the store role the recrawl advisor reads: a source's
+// active records' delivery counters, then the names of the few it lists.
 type RecrawlStore interface {
 	// RecrawlRecords returns every active record of source (the empty
-	// name is a source like any other), in any order, in one read that
-	// touches no item and no history.
-	RecrawlRecords(ctx context.Context, source string) ([]RecrawlRecord, error)
+	// name is a source like any other), in any order, with ID set and
+	// Stats as RecrawlStats builds them, Name empty: one read that touches
+	// no item, no name and no history.
+	RecrawlRecords(ctx context.Context, source string) ([]recrawl.Record, error)
+	// RecrawlNames returns the URL and last target of the active records
+	// of source among ids, in any order; ids nil means every active
+	// record of source.
+	RecrawlNames(ctx context.Context, source string, ids []int64) ([]RecrawlName, error)
 }
 
-// Stats converts r to what package recrawl estimates from.
-func (r *RecrawlRecord) Stats() recrawl.FetchStats {
-	s := recrawl.FetchStats{
-		FirstFetch: r.CrawledAt,
-		LastFetch:  r.LastUpdatedAt,
-		LastChange: r.LastChangedAt,
-		EventAt:    r.EventAt,
+// RecrawlName is what a crawler fetches for a record.
+type RecrawlName struct {
+	ID     int64
+	URL    string
+	Target string // Record.LastTarget
+}
+
+// Name is what a crawler fetches and a round queues: the target its
+// crawler named when it delivered the record, or else its URL.
+func (n RecrawlName) Name() string {
+	if n.Target != "" {
+		return n.Target
 	}
-	if f := r.Fetches; f != nil {
+	return n.URL
+}
+
+// RecrawlStats builds what package recrawl estimates from, out of a
+// record's last delivery, event date and delivery counters (nil for a
+// record stored before they were kept). The advisor needs no other
+// column: a record's last delivery is its last fetch.
+func RecrawlStats(lastUpdatedAt time.Time, eventAt *time.Time, f *FetchCounts) recrawl.FetchStats {
+	s := recrawl.FetchStats{LastFetch: lastUpdatedAt, EventAt: eventAt}
+	if f != nil {
 		s.Known = true
 		s.Refetches, s.Changes = f.Refetches, f.Changes
 		s.ChangedSeconds = float64(f.ChangedUS) / 1e6
@@ -52,15 +57,6 @@ func (r *RecrawlRecord) Stats() recrawl.FetchStats {
 		s.ChangedLogSeconds = f.ChangedLog
 	}
 	return s
-}
-
-// Name is what a crawler fetches for r and what a round queues: the target
-// its crawler named when it delivered it, or else its URL.
-func (r *RecrawlRecord) Name() string {
-	if r.Target != "" {
-		return r.Target
-	}
-	return r.URL
 }
 
 // ParseBudget reads a crawl budget as fetches per day: "1000", "1000/day",
@@ -224,10 +220,9 @@ func (a *Advisor) now() time.Time {
 	return time.Now()
 }
 
-// source reads a source's records and resolves its budget.
+// recrawlSource is a source's records and its resolved budget.
 type recrawlSource struct {
-	recs       []RecrawlRecord
-	stats      []recrawl.Record
+	recs       []recrawl.Record
 	budget     float64
 	budgetFrom string
 	prior      *recrawl.Prior
@@ -244,14 +239,10 @@ func (a *Advisor) read(ctx context.Context, source string, budget float64, now t
 		return nil, err
 	}
 	src := &recrawlSource{recs: recs, budget: budget, budgetFrom: "request"}
-	src.stats = make([]recrawl.Record, len(recs))
 	dayAgo := now.Add(-24 * time.Hour)
 	lastDay := 0
 	for i := range recs {
-		// The advisor hands IDs back as they are: the index finds the
-		// record again without a map.
-		src.stats[i] = recrawl.Record{ID: int64(i), Name: recs[i].URL, Stats: recs[i].Stats()}
-		if !recs[i].LastUpdatedAt.Before(dayAgo) {
+		if !recs[i].Stats.LastFetch.Before(dayAgo) {
 			lastDay++
 		}
 	}
@@ -261,7 +252,7 @@ func (a *Advisor) read(ctx context.Context, source string, budget float64, now t
 		}
 		src.budget, src.budgetFrom = float64(lastDay), "last_day"
 	}
-	src.prior = a.prior(source, src.stats, now)
+	src.prior = a.prior(source, src.recs, now)
 	return src, nil
 }
 
@@ -275,11 +266,7 @@ func (a *Advisor) prior(source string, recs []recrawl.Record, now time.Time) *re
 	if ok && now.Sub(p.at) < priorTTL && now.Sub(p.at) >= 0 && math.Abs(float64(n-p.n)) <= 0.1*float64(p.n) {
 		return &p.prior
 	}
-	stats := make([]recrawl.FetchStats, n)
-	for i := range recs {
-		stats[i] = recs[i].Stats
-	}
-	p = fittedPrior{prior: recrawl.FitPrior(stats), at: now, n: n}
+	p = fittedPrior{prior: recrawl.FitPriorRecords(recs), at: now, n: n}
 	a.mu.Lock()
 	if a.priors == nil {
 		a.priors = map[string]fittedPrior{}
@@ -305,12 +292,12 @@ func (a *Advisor) Next(ctx context.Context, q NextQuery) (*NextPlan, error) {
 	}
 	var targets []string
 	if q.Round != "" {
-		if targets, err = a.neverFetched(ctx, q.Round, src.recs, q.Limit); err != nil {
+		if targets, err = a.neverFetched(ctx, q.Source, q.Round, q.Limit); err != nil {
 			return nil, err
 		}
 	}
 	plan, err := recrawl.Advise(recrawl.Request{
-		Records: src.stats,
+		Records: src.recs,
 		Targets: targets,
 		Budget:  src.budget,
 		Now:     now,
@@ -327,19 +314,51 @@ func (a *Advisor) Next(ctx context.Context, q NextQuery) (*NextPlan, error) {
 		FreshNow: plan.FreshNow, Optimal: plan.Optimal, At: now,
 		Items: make([]NextItem, len(plan.Items)),
 	}
+	var ids []int64
 	for i, it := range plan.Items {
-		item := NextItem{
+		out.Items[i] = NextItem{
 			Name: it.Name, Reason: string(it.Reason), Due: it.Due, Probe: it.Probe,
 			ChangeInterval: Duration(it.ChangeInterval.Round(time.Second)),
 			SinceFetch:     Duration(it.SinceFetch.Round(time.Second)),
 			Static:         it.Static, Stale: it.Stale, Gain: it.Gain,
 		}
 		if it.Reason != recrawl.NeverFetched {
-			r := &src.recs[it.ID]
-			item.ID, item.Name, item.URL = r.ID, r.Name(), r.URL
+			out.Items[i].ID = it.ID
+			ids = append(ids, it.ID)
 		}
-		out.Items[i] = item
 	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// Only the listed records' names are read.
+	names, err := a.Store.RecrawlNames(ctx, q.Source, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]RecrawlName, len(names))
+	for _, n := range names {
+		byID[n.ID] = n
+	}
+	for i := range out.Items {
+		it := &out.Items[i]
+		if it.ID == 0 {
+			continue
+		}
+		n, ok := byID[it.ID]
+		if !ok {
+			// Archived or re-keyed between the two reads: the next call
+			// will not list it.
+			continue
+		}
+		it.Name, it.URL = n.Name(), n.URL
+	}
+	items := out.Items[:0]
+	for _, it := range out.Items {
+		if it.ID == 0 || it.Name != "" {
+			items = append(items, it)
+		}
+	}
+	out.Items = items
 	return out, nil
 }
 
@@ -347,15 +366,19 @@ func (a *Advisor) Next(ctx context.Context, q NextQuery) (*NextPlan, error) {
 // active record of recs names, in the round's order. A target whose record
 // was archived counts as never fetched: queuing it in a round asks for it
 // again.
-func (a *Advisor) neverFetched(ctx context.Context, round string, recs []RecrawlRecord, limit int) ([]string, error) {
+func (a *Advisor) neverFetched(ctx context.Context, source, round string, limit int) ([]string, error) {
 	if a.Monitor == nil {
 		return nil, Errorf(EINVALID, "no crawl monitor is configured, so round %q has no targets to read: leave the round out", round)
 	}
-	known := make(map[string]struct{}, len(recs))
-	for i := range recs {
-		known[recs[i].URL] = struct{}{}
-		if recs[i].Target != "" {
-			known[recs[i].Target] = struct{}{}
+	names, err := a.Store.RecrawlNames(ctx, source, nil)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		known[n.URL] = struct{}{}
+		if n.Target != "" {
+			known[n.Target] = struct{}{}
 		}
 	}
 	var out []string
@@ -407,7 +430,7 @@ func (a *Advisor) Freshness(ctx context.Context, source string, budget float64) 
 		budgets = []float64{n / 60, n / 30, n / 14, n / 7, n / 3, n}
 		ref = n / 30
 	}
-	plan, err := recrawl.Advise(recrawl.Request{Records: src.stats, Budget: ref, Now: now, Limit: 1, Prior: src.prior})
+	plan, err := recrawl.Advise(recrawl.Request{Records: src.recs, Budget: ref, Now: now, Limit: 1, Prior: src.prior})
 	if err != nil {
 		return nil, Errorf(EINVALID, "%v", err)
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/crawlkeeper/crawlkeeper/recrawl"
 )
 
 func TestParseBudget(t *testing.T) {
@@ -29,15 +32,34 @@ func TestParseBudget(t *testing.T) {
 	}
 }
 
-// fakeRecrawl is a RecrawlStore over a slice, and counts its reads.
-type fakeRecrawl struct {
-	bySource map[string][]RecrawlRecord
-	reads    int
+// fakeRec is one record of fakeRecrawl.
+type fakeRec struct {
+	name          RecrawlName
+	lastUpdatedAt time.Time
+	fetches       *FetchCounts
 }
 
-func (f *fakeRecrawl) RecrawlRecords(_ context.Context, source string) ([]RecrawlRecord, error) {
-	f.reads++
-	return append([]RecrawlRecord(nil), f.bySource[source]...), nil
+// fakeRecrawl is a RecrawlStore over slices.
+type fakeRecrawl struct {
+	bySource map[string][]fakeRec
+}
+
+func (f *fakeRecrawl) RecrawlRecords(_ context.Context, source string) ([]recrawl.Record, error) {
+	var out []recrawl.Record
+	for _, r := range f.bySource[source] {
+		out = append(out, recrawl.Record{ID: r.name.ID, Stats: RecrawlStats(r.lastUpdatedAt, nil, r.fetches)})
+	}
+	return out, nil
+}
+
+func (f *fakeRecrawl) RecrawlNames(_ context.Context, source string, ids []int64) ([]RecrawlName, error) {
+	var out []RecrawlName
+	for _, r := range f.bySource[source] {
+		if ids == nil || slices.Contains(ids, r.name.ID) {
+			out = append(out, r.name)
+		}
+	}
+	return out, nil
 }
 
 // remaining is a Monitor that only answers Remaining, from one round.
@@ -63,38 +85,34 @@ func (m remaining) Remaining(_ context.Context, round, after string, limit int) 
 
 // crawled returns a record delivered daily from now-days to now-1d; it
 // changed at every other delivery (fast) or never.
-func crawled(id int64, now time.Time, days int, fast bool) RecrawlRecord {
+func crawled(id int64, now time.Time, days int, fast bool) fakeRec {
 	first := now.Add(-time.Duration(days) * 24 * time.Hour)
-	r := RecrawlRecord{ID: id, URL: fmt.Sprintf("https://site.test/%d", id), CrawledAt: first, LastChangedAt: first, Fetches: &FetchCounts{}}
+	r := fakeRec{name: RecrawlName{ID: id, URL: fmt.Sprintf("https://site.test/%d", id)}, fetches: &FetchCounts{}}
 	last := first
 	for d := days - 1; d >= 1; d-- {
 		at := now.Add(-time.Duration(d) * 24 * time.Hour)
-		changed := fast && d%2 == 0
-		r.Fetches.Add(at.Sub(last), changed)
-		if changed {
-			r.LastChangedAt = at
-		}
+		r.fetches.Add(at.Sub(last), fast && d%2 == 0)
 		last = at
 	}
-	r.LastUpdatedAt = last
+	r.lastUpdatedAt = last
 	return r
 }
 
 func TestAdvisorNext(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	store := &fakeRecrawl{bySource: map[string][]RecrawlRecord{}}
+	store := &fakeRecrawl{bySource: map[string][]fakeRec{}}
 	fast := map[int64]bool{}
 	for i := int64(1); i <= 200; i++ {
 		r := crawled(i, now, 21, i%2 == 0)
 		fast[i] = i%2 == 0
 		if i == 7 {
-			r.Target = "target-7" // the crawler's own name for it
+			r.name.Target = "target-7" // the crawler's own name for it
 		}
 		store.bySource["jobs"] = append(store.bySource["jobs"], r)
 	}
 	// A record stored before the counters were kept.
 	old := crawled(201, now, 21, false)
-	old.Fetches = nil
+	old.fetches = nil
 	store.bySource["jobs"] = append(store.bySource["jobs"], old)
 	adv := &Advisor{Store: store, Now: func() time.Time { return now },
 		Monitor: remaining{round: "r1", names: []string{"https://site.test/3", "https://site.test/new-a", "target-7", "https://site.test/new-b"}}}
@@ -169,7 +187,7 @@ func TestAdvisorNext(t *testing.T) {
 
 func TestAdvisorFreshness(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	store := &fakeRecrawl{bySource: map[string][]RecrawlRecord{}}
+	store := &fakeRecrawl{bySource: map[string][]fakeRec{}}
 	for i := int64(1); i <= 300; i++ {
 		store.bySource["jobs"] = append(store.bySource["jobs"], crawled(i, now, 15, i%3 == 0))
 		store.bySource["idle"] = append(store.bySource["idle"], crawled(1000+i, now.Add(-30*24*time.Hour), 15, i%3 == 0))

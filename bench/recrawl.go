@@ -102,6 +102,7 @@ type IngestStore struct {
 	start   time.Time
 	pending []map[string]any
 	metas   []crawlkeeper.Meta
+	names   map[int64]string
 }
 
 var _ recrawl.Store = (*IngestStore)(nil)
@@ -153,9 +154,28 @@ func (s *IngestStore) Stats(ctx context.Context) ([]recrawl.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]recrawl.Record, len(recs))
-	for i := range recs {
-		out[i] = recrawl.Record{ID: recs[i].ID, Name: recs[i].URL, Stats: recs[i].Stats()}
+	// Names are read once per record, as the advisor reads those of the
+	// records it lists.
+	var unknown []int64
+	for _, r := range recs {
+		if _, ok := s.names[r.ID]; !ok {
+			unknown = append(unknown, r.ID)
+		}
 	}
-	return out, nil
+	if len(unknown) > 0 {
+		names, err := s.Store.RecrawlNames(ctx, s.Source, unknown)
+		if err != nil {
+			return nil, err
+		}
+		if s.names == nil {
+			s.names = map[int64]string{}
+		}
+		for _, n := range names {
+			s.names[n.ID] = n.URL
+		}
+	}
+	for i := range recs {
+		recs[i].Name = s.names[recs[i].ID]
+	}
+	return recs, nil
 }

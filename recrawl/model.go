@@ -148,6 +148,12 @@ func FitPrior(stats []FetchStats) Prior {
 	return fitPrior(len(stats), func(i int) *FetchStats { return &stats[i] })
 }
 
+// FitPriorRecords is FitPrior over the counters of records, without
+// copying them out.
+func FitPriorRecords(recs []Record) Prior {
+	return fitPrior(len(recs), func(i int) *FetchStats { return &recs[i].Stats })
+}
+
 func fitPrior(count int, stats func(int) *FetchStats) Prior {
 	var use []int
 	for i := 0; i < count; i++ {

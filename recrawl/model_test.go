@@ -3,6 +3,7 @@ package recrawl
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -176,6 +177,13 @@ func TestFitPriorFindsTheShape(t *testing.T) {
 		truth = append(truth, kind)
 	}
 	p := FitPrior(stats)
+	recs := make([]Record, len(stats))
+	for i := range stats {
+		recs[i].Stats = stats[i]
+	}
+	if q := FitPriorRecords(recs); !slices.Equal(q.Weights, p.Weights) || q.Static != p.Static || q.Records != p.Records {
+		t.Errorf("FitPriorRecords = %+v, FitPrior = %+v over the same counters", q, p)
+	}
 	rates := GridRates()
 	var fast, mid, slow float64
 	for g, w := range p.Weights {

@@ -17,3 +17,6 @@ func SearchSQL(s *Store, q crawlkeeper.SearchQuery) (string, []any, error) {
 	query, args := s.Store.SearchSQL(p)
 	return query, args, nil
 }
+
+// RecrawlPack lets the tests check that the advisor's read uses its index.
+const RecrawlPack = recrawlPack

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"testing"
 	"time"
@@ -46,27 +47,45 @@ func RunRecrawl(t *testing.T, open func(tb testing.TB) RecrawlBackend) {
 	}
 	for _, g := range got {
 		r := e.MustGet(g.ID)
-		want := crawlkeeper.RecrawlRecord{ID: r.ID, URL: r.URL, Target: r.LastTarget, CrawledAt: r.CrawledAt,
-			LastUpdatedAt: r.LastUpdatedAt, LastChangedAt: r.LastChangedAt, EventAt: r.EventAt, Fetches: r.Fetches}
-		if g.URL != want.URL || g.Target != want.Target || !g.CrawledAt.Equal(want.CrawledAt) ||
-			!g.LastUpdatedAt.Equal(want.LastUpdatedAt) || !g.LastChangedAt.Equal(want.LastChangedAt) ||
-			!sameTime(g.EventAt, want.EventAt) || g.Fetches == nil || *g.Fetches != *want.Fetches {
-			t.Errorf("RecrawlRecords: %+v (fetches %+v), want what Get reads: %+v (fetches %+v)", g, g.Fetches, want, want.Fetches)
+		want := crawlkeeper.RecrawlStats(r.LastUpdatedAt, r.EventAt, r.Fetches)
+		if !g.Stats.LastFetch.Equal(want.LastFetch) || !sameTime(g.Stats.EventAt, want.EventAt) || g.Name != "" ||
+			g.Stats.Known != want.Known || g.Stats.Refetches != want.Refetches || g.Stats.Changes != want.Changes ||
+			g.Stats.ChangedSeconds != want.ChangedSeconds || g.Stats.UnchangedSeconds != want.UnchangedSeconds ||
+			math.Abs(g.Stats.ChangedLogSeconds-want.ChangedLogSeconds) > 1e-6 {
+			t.Errorf("RecrawlRecords: record %d reads %+v, want what Get reads: %+v", g.ID, g.Stats, want)
 		}
 	}
-	if got[0].Target != "t1" || got[0].EventAt == nil || got[1].Target != "" || got[1].Fetches.Changes != 1 {
-		t.Errorf("RecrawlRecords: target, event date or changes not read back: %+v %+v", got[0], got[1])
+	if got[0].Stats.EventAt == nil || got[1].Stats.Changes != 1 || !got[1].Stats.Known || got[1].Stats.ChangedLogSeconds == 0 {
+		t.Errorf("RecrawlRecords: event date or changes not read back: %+v %+v", got[0].Stats, got[1].Stats)
 	}
 	empty, err := e.Store.RecrawlRecords(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(empty) != 1 || empty[0].ID != first[4] || empty[0].Fetches == nil || *empty[0].Fetches != (crawlkeeper.FetchCounts{}) {
-		t.Fatalf("RecrawlRecords(\"\") = %+v, want only record %d, with counts at zero", empty, first[4])
+	if len(empty) != 1 || empty[0].ID != first[4] || !empty[0].Stats.Known || empty[0].Stats.Refetches != 0 || empty[0].Stats.EventAt != nil {
+		t.Fatalf("RecrawlRecords(\"\") = %+v, want only record %d, with counts at zero and no event", empty, first[4])
 	}
 	none, err := e.Store.RecrawlRecords(ctx, "nobody")
 	if err != nil || len(none) != 0 {
 		t.Fatalf("RecrawlRecords(nobody) = %+v, %v; want none", none, err)
+	}
+
+	// Names: of the ids asked (an archived one, another source's and an
+	// unknown one left out), or of every active record of the source.
+	names, err := e.Store.RecrawlNames(ctx, "r", []int64{first[1], first[2], first[3], first[1] + 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || names[0] != (crawlkeeper.RecrawlName{ID: first[1], URL: "https://r.test/r/2"}) || names[0].Name() != "https://r.test/r/2" {
+		t.Fatalf("RecrawlNames(r, ids) = %+v, want only record %d's URL", names, first[1])
+	}
+	names, err = e.Store.RecrawlNames(ctx, "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i].ID < names[j].ID })
+	if len(names) != 2 || names[0] != (crawlkeeper.RecrawlName{ID: first[0], URL: "https://r.test/r/1", Target: "t1"}) || names[0].Name() != "t1" {
+		t.Fatalf("RecrawlNames(r, nil) = %+v, want both active records, the first with its target", names)
 	}
 }
 

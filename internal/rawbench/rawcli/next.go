@@ -2,22 +2,50 @@ package main
 
 import (
 	"bufio"
+	"database/sql"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper/recrawl"
 )
 
-// NextSQL is the raw read of `rawcli next`: a source's active records with
-// the columns the advisor ranks on, through the engine's (source, ...)
-// index. PostgreSQL's driver reads $1 for ?.
-const NextSQL = `SELECT id, url, last_target, crawled_at, last_updated_at, last_changed_at, event_at,
-	fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us, fetch_changed_log
+// The raw reads of `rawcli next`: a source's active records with the
+// columns the advisor ranks on, through the engine's (source, ...) index,
+// then the names of the records listed. On SQLite the index carries the
+// columns packed in one value (its migration 021), and the competent read
+// takes them from there.
+const (
+	nextSQL = `SELECT id, last_updated_at, event_at, fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us, fetch_changed_log
 	FROM active WHERE source = ?`
+	nextSQLitePacked = `SELECT unhex(printf('%016x%016x%016x%016x%016x%016x%016x%016x', id, last_updated_at,
+	coalesce(event_at, -9223372036854775807 - 1), coalesce(fetch_refetches, -1), coalesce(fetch_changes, 0),
+	coalesce(fetch_changed_us, 0), coalesce(fetch_unchanged_us, 0), CAST(round(coalesce(fetch_changed_log, 0) * 1000000) AS INTEGER)))
+	FROM active WHERE source = ?`
+)
+
+// namesSQL reads the names of n records; PostgreSQL's driver reads $n.
+func namesSQL(n int, dollar bool) string {
+	var b strings.Builder
+	b.WriteString("SELECT id, url, last_target FROM active WHERE id IN (")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if dollar {
+			b.WriteString("$" + strconv.Itoa(i+1))
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}
 
 // rowScanner is what database/sql's and pgx's rows have in common.
 type rowScanner interface {
@@ -51,26 +79,24 @@ func parseNext(args []string) (nextArgs, error) {
 	return a, nil
 }
 
-// rankNext reads the rows of NextSQL, fits the source's prior and ranks
-// the records as the advisor does (package recrawl), and prints the names
-// of the pages to fetch, one per line.
-func rankNext(rows rowScanner, a nextArgs) error {
+func micros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// readRows reads the rows of nextSQL.
+func readRows(rows rowScanner) ([]recrawl.Record, error) {
 	var recs []recrawl.Record
 	for rows.Next() {
 		var (
-			id                        int64
-			url, target               string
-			crawled, updated, changed int64
-			eventAt                   *int64
-			f                         [4]*int64
-			changedLog                *float64
+			id, updated int64
+			eventAt     *int64
+			f           [4]*int64
+			changedLog  *float64
 		)
-		if err := rows.Scan(&id, &url, &target, &crawled, &updated, &changed, &eventAt, &f[0], &f[1], &f[2], &f[3], &changedLog); err != nil {
-			return err
+		if err := rows.Scan(&id, &updated, &eventAt, &f[0], &f[1], &f[2], &f[3], &changedLog); err != nil {
+			return nil, err
 		}
-		s := recrawl.FetchStats{FirstFetch: time.UnixMicro(crawled), LastFetch: time.UnixMicro(updated), LastChange: time.UnixMicro(changed)}
+		s := recrawl.FetchStats{LastFetch: micros(updated)}
 		if eventAt != nil {
-			t := time.UnixMicro(*eventAt)
+			t := micros(*eventAt)
 			s.EventAt = &t
 		}
 		if f[0] != nil && f[1] != nil && f[2] != nil && f[3] != nil {
@@ -80,31 +106,83 @@ func rankNext(rows rowScanner, a nextArgs) error {
 				s.ChangedLogSeconds = *changedLog
 			}
 		}
-		name := url
-		if target != "" {
-			name = target
+		recs = append(recs, recrawl.Record{ID: id, Stats: s})
+	}
+	return recs, rows.Err()
+}
+
+// readPacked reads the rows of nextSQLitePacked.
+func readPacked(rows rowScanner) ([]recrawl.Record, error) {
+	var recs []recrawl.Record
+	for rows.Next() {
+		var b sql.RawBytes
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
 		}
-		recs = append(recs, recrawl.Record{ID: id, Name: name, Stats: s})
+		if len(b) != 64 {
+			return nil, fmt.Errorf("packed value of %d bytes", len(b))
+		}
+		id := int64(binary.BigEndian.Uint64(b))
+		var v [7]int64
+		for i := range v {
+			v[i] = int64(binary.BigEndian.Uint64(b[8+8*i:]))
+		}
+		s := recrawl.FetchStats{LastFetch: micros(v[0])}
+		if v[1] != math.MinInt64 {
+			t := micros(v[1])
+			s.EventAt = &t
+		}
+		if v[2] != -1 {
+			s.Known, s.Refetches, s.Changes = true, v[2], v[3]
+			s.ChangedSeconds, s.UnchangedSeconds, s.ChangedLogSeconds = float64(v[4])/1e6, float64(v[5])/1e6, float64(v[6])/1e6
+		}
+		recs = append(recs, recrawl.Record{ID: id, Stats: s})
+	}
+	return recs, rows.Err()
+}
+
+// rank fits the source's prior and ranks the records as the advisor does
+// (package recrawl); it returns the plan and the ids of the records listed.
+func rank(recs []recrawl.Record, a nextArgs) (recrawl.Plan, []int64, error) {
+	prior := recrawl.FitPriorRecords(recs)
+	plan, err := recrawl.Advise(recrawl.Request{Records: recs, Budget: a.budget, Now: a.now, Limit: a.limit, Prior: &prior})
+	ids := make([]int64, len(plan.Items))
+	for i, it := range plan.Items {
+		ids[i] = it.ID
+	}
+	return plan, ids, err
+}
+
+// printNames prints each listed record's name (its last target, or its
+// URL), in the plan's order, then a summary line.
+func printNames(plan recrawl.Plan, rows rowScanner) error {
+	names := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var url, target string
+		if err := rows.Scan(&id, &url, &target); err != nil {
+			return err
+		}
+		if target != "" {
+			url = target
+		}
+		names[id] = url
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	stats := make([]recrawl.FetchStats, len(recs))
-	for i := range recs {
-		stats[i] = recs[i].Stats
-	}
-	prior := recrawl.FitPrior(stats)
-	plan, err := recrawl.Advise(recrawl.Request{Records: recs, Budget: a.budget, Now: a.now, Limit: a.limit, Prior: &prior})
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriter(os.Stdout)
 	for _, it := range plan.Items {
-		fmt.Fprintln(w, it.Name)
+		fmt.Fprintln(w, names[it.ID])
 	}
-	fmt.Fprintf(w, "due %d fresh %.4f\n", plan.Due, math.Round(plan.FreshNow*1e4)/1e4)
+	fmt.Fprintf(w, "due %d fresh %.4f\n", plan.Due, plan.FreshNow)
 	return w.Flush()
 }
 
-// pgNextSQL is NextSQL with PostgreSQL's placeholder.
-var pgNextSQL = strings.Replace(NextSQL, "?", "$1", 1)
+func int64Args(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
+}

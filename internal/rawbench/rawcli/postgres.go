@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
 	"github.com/jackc/pgx/v5"
@@ -51,12 +52,25 @@ func init() {
 			return err
 		}
 		defer conn.Close(ctx)
-		rows, err := conn.Query(ctx, pgNextSQL, a.source)
+		rows, err := conn.Query(ctx, strings.Replace(nextSQL, "?", "$1", 1), a.source)
+		if err != nil {
+			return err
+		}
+		recs, err := readRows(rows)
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		plan, ids, err := rank(recs, a)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err = conn.Query(ctx, namesSQL(len(ids), true), int64Args(ids)...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		return rankNext(rows, a)
+		return printNames(plan, rows)
 	}
 	engine.archive = func(ctx context.Context, u string, cutoff, now int64, dry bool) (int, error) {
 		conn, err := pgx.Connect(ctx, u)
