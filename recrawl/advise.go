@@ -19,8 +19,9 @@ const (
 	// NeverFetched: a target with no record yet.
 	NeverFetched Reason = "never_fetched"
 	// EventNear: the record's event date falls between its last fetch
-	// and the event window ahead, so its page is likely to change (or
-	// has changed) around it.
+	// and the event window ahead, and its copy is older than the wait for
+	// the event, so its page is likely to change (or has changed) around
+	// it.
 	EventNear Reason = "event_near"
 	// SourcePrior: the record has no observed interval of its own (its
 	// counters were not kept, or it was never refetched): its estimate is
@@ -339,7 +340,12 @@ func (sc *scanner) scan(lo, hi int) scan {
 		learning := mu > 0 && s.Known && s.Changes == s.Refetches && (s.Changes == 0 || s.ChangedLogSeconds != 0)
 		probeAge := learning && age >= probeAfter*mu && age <= probeUntil*mu
 		explore := mu > 0 && s.Known && s.Refetches == 0 && age > probeUntil*mu
-		event := sc.window > 0 && s.EventAt != nil && s.EventAt.After(last) && !s.EventAt.After(sc.horizon)
+		// An event ahead makes a record due once its copy is older than
+		// the wait for the event (half way from the last fetch), so a
+		// page just fetched is not fetched again because of tomorrow's
+		// deadline; an event passed since the last fetch makes it due.
+		event := sc.window > 0 && s.EventAt != nil && s.EventAt.After(last) && !s.EventAt.After(sc.horizon) &&
+			float64(s.EventAt.UnixNano()-sc.now)/1e9 <= age
 		// Most records are too young to be due; only probes, first
 		// refetches, events, Fill and the FreshNow sample need their
 		// posterior then.

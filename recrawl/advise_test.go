@@ -153,9 +153,10 @@ func TestAdviseEventNear(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		recs = append(recs, Record{ID: int64(i + 1), Name: fmt.Sprint("r", i), Stats: history(rng, 0, day, 60, now, 3600)})
 	}
-	soon, past, far := now.Add(6*time.Hour), now.Add(-30*time.Minute), now.Add(72*time.Hour)
-	recs[3].Stats.EventAt = &soon
-	recs[7].Stats.EventAt = &past // after the last fetch, before now
+	soon, later, past, far := now.Add(30*time.Minute), now.Add(6*time.Hour), now.Add(-30*time.Minute), now.Add(72*time.Hour)
+	recs[3].Stats.EventAt = &soon   // nearer than the last fetch is old
+	recs[12].Stats.EventAt = &later // in the window, but the copy is younger than the wait
+	recs[7].Stats.EventAt = &past   // after the last fetch, before now
 	recs[9].Stats.EventAt = &far
 	plan, err := Advise(Request{Records: recs, Budget: 2, Now: now})
 	if err != nil {
@@ -166,7 +167,7 @@ func TestAdviseEventNear(t *testing.T) {
 		got[it.Name] = it.Reason
 	}
 	if len(got) != 2 || got["r3"] != EventNear || got["r7"] != EventNear {
-		t.Errorf("items %+v, want r3 and r7 for their event dates", plan.Items)
+		t.Errorf("items %+v, want r3 and r7 for their event dates (not r12, fetched an hour ago for an event in six)", plan.Items)
 	}
 	if plan, _ := Advise(Request{Records: recs, Budget: 2, Now: now, EventWindow: -1}); len(plan.Items) != 0 {
 		t.Errorf("events off: %+v", plan.Items)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -99,11 +102,38 @@ func runNext(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	if plan.Records == 0 && plan.Targets == 0 {
+		// A mistyped source ranks nothing; say which sources exist
+		// rather than print an empty plan that looks like "all fresh".
+		return unknownSource(ctx, env.store, q.Source)
+	}
 	if a.json {
 		return a.printJSON(plan)
 	}
 	printPlan(a, plan)
 	return nil
+}
+
+// unknownSource is the error for a source without active records: it
+// names the sources that have some (the first 10, by name).
+func unknownSource(ctx context.Context, st crawlkeeper.Store, source string) error {
+	msg := fmt.Sprintf("source %q has no active records to rank", source)
+	if stats, err := st.Stats(ctx); err == nil {
+		names := make([]string, 0, len(stats.Sources))
+		for n, ss := range stats.Sources {
+			if ss.Active > 0 {
+				names = append(names, strconv.Quote(n))
+			}
+		}
+		sort.Strings(names)
+		if len(names) > 10 {
+			names = append(names[:10], "...")
+		}
+		if len(names) > 0 {
+			msg += "; sources with records: " + strings.Join(names, ", ")
+		}
+	}
+	return crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "%s (names are exact; give --round R to rank a round's targets never fetched)", msg)
 }
 
 // printPlan writes the advisor's plan as a summary line and a table.
@@ -128,7 +158,12 @@ func printPlan(a *app, p *crawlkeeper.NextPlan) {
 		if !it.Due {
 			reason += " (fill)"
 		}
-		fmt.Fprintf(a.stdout, "%-16s %12s %12s %6s  %s\n", reason, every(it.ChangeInterval), since(it.SinceFetch, it.ID), percent0(it.Stale), it.Name)
+		name := it.Name
+		if it.URL != "" && it.URL != it.Name {
+			// The target a crawler named, then the page it fetched.
+			name += "  " + it.URL
+		}
+		fmt.Fprintf(a.stdout, "%-16s %12s %12s %6s  %s\n", reason, every(it.ChangeInterval), since(it.SinceFetch, it.ID), percent0(it.Stale), name)
 	}
 	if hasProbe(p.Items) {
 		fmt.Fprintln(a.stdout, "\n* a probe: every fetch so far found a change, and this one tells whether the page changes too fast to keep fresh")
@@ -209,9 +244,17 @@ func queueNext(ctx context.Context, a *app, r string, bucket time.Duration, q cr
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(plan.Items))
-	for i, it := range plan.Items {
-		names[i] = it.Name
+	if plan.Records == 0 && plan.Targets == 0 {
+		return unknownSource(ctx, env.store, q.Source)
+	}
+	// Records that share a target (a listing page's items) queue it once.
+	names := make([]string, 0, len(plan.Items))
+	seen := make(map[string]bool, len(plan.Items))
+	for _, it := range plan.Items {
+		if !seen[it.Name] {
+			seen[it.Name] = true
+			names = append(names, it.Name)
+		}
 	}
 	res := &crawlkeeper.QueueResult{}
 	if len(names) > 0 {

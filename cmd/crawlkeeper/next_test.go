@@ -79,10 +79,18 @@ func TestNext(t *testing.T) {
 			t.Errorf("crawlkeeper %s: exit %d, stderr %q; want a failure saying %q", strings.Join(bad.args, " "), code, errs, bad.want)
 		}
 	}
-	// --source '' is the empty source, which has no records here.
-	out = c.ok("", "next", "--source", "", "--budget", "5", "--now", now)
-	if !strings.Contains(out, `source "": 0 active records`) || !strings.Contains(out, "nothing to fetch now") {
-		t.Fatalf("next --source '' printed:\n%s", out)
+	// --source '' is the empty source, which has no records here: a
+	// source without records is an error that names those with some,
+	// for next and for round queue --next alike.
+	for _, args := range [][]string{
+		{"next", "--source", "", "--budget", "5", "--now", now},
+		{"next", "--source", "job", "--budget", "5", "--now", now},
+		{"round", "queue", "--round", "8", "--next", "5", "--source", "jobs.example", "--budget", "5", "--now", now},
+	} {
+		_, errs, code := c.run("", args...)
+		if code == 0 || !strings.Contains(errs, "has no active records") || !strings.Contains(errs, `sources with records: "jobs"`) {
+			t.Errorf("crawlkeeper %s: exit %d, stderr %q; want a failure naming the sources with records", strings.Join(args, " "), code, errs)
+		}
 	}
 }
 

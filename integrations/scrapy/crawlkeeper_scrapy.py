@@ -414,6 +414,22 @@ class NextRequestsMixin:
         )
         callback = self.next_callback or self.parse
         for item in items:
-            # A page the advisor proposes is due whatever Scrapy fetched
-            # before in this process: no duplicate filter.
-            yield scrapy.Request(item["name"], callback=callback, dont_filter=True, meta={"crawlkeeper_next": item})
+            req = self.next_request(item, callback)
+            if req is not None:
+                yield req
+
+    def next_request(self, item, callback):
+        """The request for one of the advisor's items, or None to skip it.
+
+        A record's page is its ``url``; a target never fetched has only its
+        ``name``. A name that is not an http(s) URL (a company, a search
+        term) is skipped with a warning: a spider whose targets are such
+        names overrides this method to build their requests.
+        """
+        url = item.get("url") or item["name"]
+        if not url.startswith(("http://", "https://")):
+            logger.warning("crawlkeeper: the advisor's %r is not a URL; override next_request to fetch it", url)
+            return None
+        # A page the advisor proposes is due whatever Scrapy fetched
+        # before in this process: no duplicate filter.
+        return scrapy.Request(url, callback=callback, dont_filter=True, meta={"crawlkeeper_next": item})

@@ -235,6 +235,8 @@ PLAN = {
     "items": [
         {"name": "http://site.example/new", "reason": "never_fetched", "due": True},
         {"name": "http://site.example/7", "id": 7, "reason": "likely_changed", "due": True, "stale": 0.6},
+        {"name": "acme", "id": 8, "url": "http://site.example/acme", "reason": "likely_changed", "due": True},
+        {"name": "globex", "reason": "never_fetched", "due": True},
     ],
 }
 
@@ -252,7 +254,7 @@ class NextTest(unittest.TestCase):
         self.addCleanup(server.close)
         server.next_answer = (200, PLAN)
         items = next_items(server.url + "/", "reference", budget="100/hour", limit=2, round="9", token="reader")
-        self.assertEqual([it["name"] for it in items], ["http://site.example/new", "http://site.example/7"])
+        self.assertEqual([it["name"] for it in items], ["http://site.example/new", "http://site.example/7", "acme", "globex"])
         path, headers, _ = server.requests[0]
         u = urllib.parse.urlparse(path)
         self.assertEqual(u.path, "/api/v1/next")
@@ -279,7 +281,9 @@ class NextTest(unittest.TestCase):
             "CRAWLKEEPER_NEXT_BUDGET": "2400/day", "CRAWLKEEPER_NEXT_LIMIT": 5, "CRAWLKEEPER_NEXT_FILL": True})
         spider = crawler._create_spider()
         reqs = list(spider.start_requests())
-        self.assertEqual([r.url for r in reqs], ["http://site.example/new", "http://site.example/7"])
+        # A record's URL is fetched rather than its target's name; a
+        # target that is no URL is left to the spider's next_request.
+        self.assertEqual([r.url for r in reqs], ["http://site.example/new", "http://site.example/7", "http://site.example/acme"])
         self.assertTrue(all(r.dont_filter for r in reqs))
         self.assertEqual(reqs[1].meta["crawlkeeper_next"]["id"], 7)
         self.assertEqual(reqs[0].callback, spider.parse)
