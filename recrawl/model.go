@@ -32,6 +32,12 @@ const (
 	fitIterations = 60
 	smoothPasses  = 4
 	fitFloor      = 1e-3
+	// fitPseudo is how many records' worth of weight DefaultPrior keeps
+	// in a fit (a Dirichlet prior on the mixing weights, centred on it):
+	// a source with three refetched records is mostly DefaultPrior, not
+	// whatever those three happened to show; one with thousands is its
+	// own.
+	fitPseudo = 10
 	// defaultStatic is the default prior's mass on never changing.
 	defaultStatic = 0.1
 )
@@ -143,7 +149,10 @@ func DefaultPrior() Prior {
 // Records without a refetch carry no information and are left out; at
 // most 2,000 records, sampled at random with a fixed seed, are used. A
 // small share of the mass (0.1%) stays spread over the whole grid, so
-// that no rate is ruled out by the prior alone.
+// that no rate is ruled out by the prior alone, and DefaultPrior weighs
+// as much as ten records (a maximum a posteriori fit under a Dirichlet
+// prior centred on it), so that a source with few refetched records
+// leans on it.
 func FitPrior(stats []FetchStats) Prior {
 	return fitPrior(len(stats), func(i int) *FetchStats { return &stats[i] })
 }
@@ -201,6 +210,7 @@ func fitPrior(count int, stats func(int) *FetchStats) Prior {
 	pi := make([]float64, cols)
 	copy(pi, p.Weights)
 	pi[gridSize] = p.Static
+	def := append([]float64(nil), pi...)
 	acc := make([]float64, cols)
 	var scratch [gridSize]float64
 	for it := 0; it < fitIterations; it++ {
@@ -220,7 +230,7 @@ func fitPrior(count int, stats func(int) *FetchStats) Prior {
 			}
 		}
 		for g := range acc {
-			acc[g] /= float64(n)
+			acc[g] = (acc[g] + fitPseudo*def[g]) / (float64(n) + fitPseudo)
 		}
 		for k := 0; k < smoothPasses; k++ {
 			smooth(acc[:gridSize], scratch[:])

@@ -268,3 +268,40 @@ func TestEstimateBeatsTheMLEOnShortHistories(t *testing.T) {
 		}
 	}
 }
+
+// TestFitPriorLeansOnDefaultWithFewRecords fits priors to records that
+// all changed within three minutes of their first fetch: three such
+// records must not make the whole source look fast, five hundred must.
+func TestFitPriorLeansOnDefaultWithFewRecords(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	fastMass := func(n int) float64 {
+		var stats []FetchStats
+		for len(stats) < n {
+			s, changed, _ := fetchSequence(rng, 1/60.0, []float64{180})
+			if len(changed) == 1 {
+				stats = append(stats, s)
+			}
+		}
+		p := FitPrior(stats)
+		m := 0.0
+		for g, r := range GridRates() {
+			if r > 1.0/3600 {
+				m += p.Weights[g]
+			}
+		}
+		return m
+	}
+	def := DefaultPrior()
+	defFast := 0.0
+	for g, r := range GridRates() {
+		if r > 1.0/3600 {
+			defFast += def.Weights[g]
+		}
+	}
+	if few := fastMass(3); few > defFast+0.35 {
+		t.Errorf("3 fast records put %.2f of the prior on rates above one an hour (DefaultPrior %.2f): too little data to move it that far", few, defFast)
+	}
+	if many := fastMass(500); many < 0.8 {
+		t.Errorf("500 fast records put only %.2f of the prior on rates above one an hour", many)
+	}
+}
