@@ -94,24 +94,33 @@ func runNext(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer env.Close()
-	adv, err := env.advisor(ctx, q.Round)
+	plan, err := env.next(ctx, q)
 	if err != nil {
 		return err
-	}
-	plan, err := adv.Next(ctx, q)
-	if err != nil {
-		return err
-	}
-	if plan.Records == 0 && plan.Targets == 0 {
-		// A mistyped source ranks nothing; say which sources exist
-		// rather than print an empty plan that looks like "all fresh".
-		return unknownSource(ctx, env.store, q.Source)
 	}
 	if a.json {
 		return a.printJSON(plan)
 	}
 	printPlan(a, plan)
 	return nil
+}
+
+// next answers q with the advisor; a source with nothing to rank is an
+// error, as a mistyped source name would otherwise print an empty plan
+// that reads as "all fresh".
+func (e *env) next(ctx context.Context, q crawlkeeper.NextQuery) (*crawlkeeper.NextPlan, error) {
+	adv, err := e.advisor(ctx, q.Round)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := adv.Next(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Records == 0 && plan.Targets == 0 {
+		return nil, unknownSource(ctx, e.store, q.Source)
+	}
+	return plan, nil
 }
 
 // unknownSource is the error for a source without active records: it
@@ -236,16 +245,9 @@ func queueNext(ctx context.Context, a *app, r string, bucket time.Duration, q cr
 	} else if crawlkeeper.ErrorCode(err) != crawlkeeper.ENOTFOUND {
 		return err
 	}
-	adv, err := env.advisor(ctx, q.Round)
+	plan, err := env.next(ctx, q)
 	if err != nil {
 		return err
-	}
-	plan, err := adv.Next(ctx, q)
-	if err != nil {
-		return err
-	}
-	if plan.Records == 0 && plan.Targets == 0 {
-		return unknownSource(ctx, env.store, q.Source)
 	}
 	// Records that share a target (a listing page's items) queue it once.
 	names := make([]string, 0, len(plan.Items))

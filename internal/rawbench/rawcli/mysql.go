@@ -45,25 +45,7 @@ func init() {
 			return err
 		}
 		defer db.Close()
-		rows, err := db.QueryContext(ctx, nextSQL, a.source)
-		if err != nil {
-			return err
-		}
-		recs, err := readRows(rows)
-		rows.Close()
-		if err != nil {
-			return err
-		}
-		plan, ids, err := rank(recs, a)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		rows, err = db.QueryContext(ctx, namesSQL(len(ids), false), int64Args(ids)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		return printNames(plan, rows)
+		return sqlNext(ctx, db, nextSQL, readRows, a)
 	}
 }
 

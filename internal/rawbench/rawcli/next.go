@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"encoding/binary"
 	"flag"
@@ -185,4 +186,28 @@ func int64Args(ids []int64) []any {
 		out[i] = id
 	}
 	return out
+}
+
+// sqlNext is next on a database/sql engine (SQLite, MySQL): the source's
+// records by query, read by read, ranked, then the listed ones' names.
+func sqlNext(ctx context.Context, db *sql.DB, query string, read func(rowScanner) ([]recrawl.Record, error), a nextArgs) error {
+	rows, err := db.QueryContext(ctx, query, a.source)
+	if err != nil {
+		return err
+	}
+	recs, err := read(rows)
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	plan, ids, err := rank(recs, a)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	rows, err = db.QueryContext(ctx, namesSQL(len(ids), false), int64Args(ids)...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	return printNames(plan, rows)
 }
