@@ -27,6 +27,8 @@ var readCommands = []struct {
 	{"export", []string{"export", "out.jsonl"}},
 	{"round status", []string{"round", "status", "--round", "7"}},
 	{"round remaining", []string{"round", "remaining", "--round", "7"}},
+	{"round failed", []string{"round", "failed", "--round", "7"}},
+	{"next", []string{"next", "--source", "jobs", "--budget", "10/day"}},
 	{"round diff", []string{"round", "diff", "--round", "7", "--vs", "6"}},
 	{"round list", []string{"round", "list"}},
 	{"round merge", []string{"round", "merge"}},
