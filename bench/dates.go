@@ -79,9 +79,9 @@ func runDates(ctx context.Context, env *Env) ([]Result, error) {
 		// their own so the measured cache starts empty, rather than
 		// charge the one-off build to the first parses timed.
 		warm := base.NewCached()
-		warmup := opts.MixedCorpus(100, 3)
+		warmup := opts.MixedCorpus(20_000, 3)
 		if base.FallbackCorpus != nil {
-			warmup = append(warmup, base.FallbackCorpus(100, 3)...)
+			warmup = append(warmup, base.FallbackCorpus(1000, 3)...)
 		}
 		for _, s := range warmup {
 			warm.ParseDate(s, o)
