@@ -201,6 +201,9 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	return s, nil
 }
 
+// readerCache is a reader connection's page cache, in KiB (see dsn).
+const readerCache = 8192
+
 func dsn(path string, writer bool, d crawlkeeper.Durability) string {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -221,7 +224,7 @@ func dsn(path string, writer bool, d crawlkeeper.Durability) string {
 	if writer {
 		q.Add("_pragma", "cache_size(-65536)")
 	} else {
-		q.Add("_pragma", "cache_size(-8192)")
+		q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", readerCache))
 	}
 	q.Add("_pragma", "temp_store(MEMORY)")
 	// No memory-mapped I/O: every page of the file a process touches

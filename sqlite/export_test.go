@@ -20,3 +20,6 @@ func SearchSQL(s *Store, q crawlkeeper.SearchQuery) (string, []any, error) {
 
 // RecrawlPack lets the tests check that the advisor's read uses its index.
 const RecrawlPack = recrawlPack
+
+// ReaderCache lets the tests check a reader's page cache.
+const ReaderCache = readerCache

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,11 @@ func runNext(ctx context.Context, a *app, args []string) error {
 			return usagef("--round: %s", crawlkeeper.ErrorMessage(err))
 		}
 	}
+	// The command's heap is the source's records, read at once and live
+	// until it exits: collecting while they are read frees nothing. Four
+	// times the live heap between collections took 100,000 records from
+	// 98 to 90 ms, for 7 MB more at the peak.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	env, err := a.openEnv(ctx)
 	if err != nil {
 		return err

@@ -31,6 +31,12 @@ type RecrawlPacker interface {
 	// evaluates to RecrawlPackSize bytes: the eight integers of
 	// decodeRecrawlPack, big-endian.
 	RecrawlPack() string
+	// RecrawlReader returns a reader for one range of the packed read
+	// and a function that gives it back. The read touches each page of
+	// the range once, so SQLite's reader is one whose page cache is small:
+	// every page a larger cache holds is memory the process takes fresh
+	// from the system, at a page fault each.
+	RecrawlReader(ctx context.Context) (Querier, func(), error)
 }
 
 // RecrawlPackSize is the length of a packed value.
@@ -77,7 +83,7 @@ func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Re
 	var out []recrawl.Record
 	var err error
 	if p, ok := s.e.(RecrawlPacker); ok {
-		out, err = s.recrawlPacked(ctx, p.RecrawlPack(), source)
+		out, err = s.recrawlPacked(ctx, p, source)
 	} else {
 		err = EachRow(ctx, s.e.Reader(), func(rows Rows) error {
 			var (
@@ -102,18 +108,23 @@ func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Re
 // packedRow is one row of the packed read, as it came.
 type packedRow [RecrawlPackSize]byte
 
+// packedBlock is how many rows the packed read keeps in one allocation:
+// blocks of a fixed size are never copied to grow, nor left half used.
+const packedBlock = 4096
+
 // recrawlParts bounds how many ranges of last_updated_at the packed read
 // runs at once, each on a connection of its own.
 const recrawlParts = 4
 
 // recrawlPacked reads a source's counters from the packed index: in
 // GOMAXPROCS ranges of last_updated_at at once (the reading, in the
-// engine, is the whole cost, and each range is a range of the index),
-// copying each row's value as it comes (one RawBytes column: no allocation
-// and no conversion per row),
-// then decoding everything into one slice, with the event dates in one
-// more: a source of 100,000 records makes a handful of allocations.
-func (s *Store) recrawlPacked(ctx context.Context, pack, source string) ([]recrawl.Record, error) {
+// engine, is the whole cost, and each range is a range of the index), each
+// on a reader of the engine's choice, copying each row's value as it comes
+// (one RawBytes column: no allocation and no conversion per row) into
+// blocks of packedBlock rows, then decoding everything into one slice,
+// with the event dates in one more: a source of 100,000 records makes a
+// few dozen allocations.
+func (s *Store) recrawlPacked(ctx context.Context, p RecrawlPacker, source string) ([]recrawl.Record, error) {
 	r := s.e.Reader()
 	var lo, hi sql.NullInt64
 	if err := r.QueryRow(ctx, `SELECT min(last_updated_at) FROM active WHERE source = ?`, source).Scan(&lo); err != nil {
@@ -129,7 +140,7 @@ func (s *Store) recrawlPacked(ctx context.Context, pack, source string) ([]recra
 	if hi.Int64-lo.Int64 < parts {
 		parts = 1
 	}
-	rows := make([][]packedRow, parts)
+	blocks := make([][][]packedRow, parts)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for k := int64(0); k < parts; k++ {
@@ -142,7 +153,14 @@ func (s *Store) recrawlPacked(ctx context.Context, pack, source string) ([]recra
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = EachRow(ctx, r, func(rs Rows) error {
+			q, release, err := p.RecrawlReader(ctx)
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			defer release()
+			var block []packedRow
+			errs[k] = EachRow(ctx, q, func(rs Rows) error {
 				var raw sql.RawBytes
 				if err := rs.Scan(&raw); err != nil {
 					return err
@@ -150,29 +168,40 @@ func (s *Store) recrawlPacked(ctx context.Context, pack, source string) ([]recra
 				if len(raw) != RecrawlPackSize {
 					return fmt.Errorf("packed recrawl counters of %d bytes, want %d", len(raw), RecrawlPackSize)
 				}
-				rows[k] = append(rows[k], packedRow(raw))
+				if len(block) == cap(block) {
+					block = make([]packedRow, 0, packedBlock)
+					blocks[k] = append(blocks[k], block)
+				}
+				block = append(block, packedRow(raw))
+				blocks[k][len(blocks[k])-1] = block
 				return nil
-			}, `SELECT `+pack+` FROM active WHERE source = ? AND `+cond, source, from, to)
+			}, `SELECT `+p.RecrawlPack()+` FROM active WHERE source = ? AND `+cond, source, from, to)
 		}()
 	}
 	wg.Wait()
 	n := 0
-	for k := range rows {
+	for k := range blocks {
 		if errs[k] != nil {
 			return nil, errs[k]
 		}
-		n += len(rows[k])
+		for _, b := range blocks[k] {
+			n += len(b)
+		}
 	}
+	// Decoded on one goroutine: decoding the parts in parallel was slower,
+	// as their page faults on the fresh slice contend.
 	out := make([]recrawl.Record, 0, n)
 	events := make([]time.Time, 0, n)
-	for _, part := range rows {
-		for i := range part {
-			id, st, event := decodeRecrawlPack(part[i][:])
-			if event != nil {
-				events = append(events, *event)
-				st.EventAt = &events[len(events)-1]
+	for _, part := range blocks {
+		for _, b := range part {
+			for i := range b {
+				id, st, event := decodeRecrawlPack(b[i][:])
+				if event != nil {
+					events = append(events, *event)
+					st.EventAt = &events[len(events)-1]
+				}
+				out = append(out, recrawl.Record{ID: id, Stats: st})
 			}
-			out = append(out, recrawl.Record{ID: id, Stats: st})
 		}
 	}
 	return out, nil
