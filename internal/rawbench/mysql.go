@@ -36,11 +36,14 @@ func mysqlArgs(r *crawlkeeper.Record, item []byte) []any {
 	if item == nil {
 		item = []byte{}
 	}
-	return []any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+	return append([]any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
 		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt),
-		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived), mysqlSearchText(r.SearchText)}
+		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived), mysqlSearchText(r.SearchText)}, rawsql.FetchZero()...)
 }
+
+// mysqlWidth is the values of one row of mysqlCols.
+const mysqlWidth = 24
 
 func (s *mysqlRaw) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -56,14 +59,14 @@ func (s *mysqlRaw) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
 
 func (s *mysqlRaw) insert(ctx context.Context, tx *sql.Tx, recs []*crawlkeeper.Record, suffix string) error {
 	return batches(recs, mysqlRows, func(c []*crawlkeeper.Record) error {
-		args := make([]any, 0, len(c)*19)
+		args := make([]any, 0, len(c)*mysqlWidth)
 		for _, r := range c {
 			if err := checkText(r); err != nil {
 				return err
 			}
 			args = append(args, mysqlArgs(r, r.Item)...)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO active (`+mysqlCols+`) VALUES `+placeholders(len(c), 19)+suffix, args...)
+		_, err := tx.ExecContext(ctx, `INSERT INTO active (`+mysqlCols+`) VALUES `+placeholders(len(c), mysqlWidth)+suffix, args...)
 		return err
 	})
 }
@@ -73,16 +76,17 @@ func (s *mysqlRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) error
 	return s.tx(ctx, func(tx *sql.Tx) error { return s.insert(ctx, tx, recs, "") })
 }
 
-// Touch sets last_updated_at of the rows of keys, one UPDATE per 200 keys.
+// Touch sets last_updated_at of the rows of keys and counts the delivery
+// (rawsql.TouchSet), one UPDATE per 200 keys.
 func (s *mysqlRaw) Touch(ctx context.Context, keys []string, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		return batches(keys, mysqlRows, func(c []string) error {
-			args := make([]any, 0, len(c)+1)
-			args = append(args, now.UnixMicro())
+			args := make([]any, 0, len(c)+2)
+			args = append(args, now.UnixMicro(), now.UnixMicro())
 			for _, k := range c {
 				args = append(args, k)
 			}
-			_, err := tx.ExecContext(ctx, "UPDATE active SET last_updated_at = ? WHERE `key` IN (?"+strings.Repeat(",?", len(c)-1)+")", args...)
+			_, err := tx.ExecContext(ctx, "UPDATE active SET "+rawsql.TouchSet("GREATEST", "?")+" WHERE `key` IN (?"+strings.Repeat(",?", len(c)-1)+")", args...)
 			return err
 		})
 	})
@@ -103,7 +107,8 @@ func (s *mysqlRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist 
 		}); err != nil {
 			return err
 		}
-		return s.insert(ctx, tx, recs, ` ON DUPLICATE KEY UPDATE title = VALUES(title), url = VALUES(url), item = VALUES(item), content_hash = VALUES(content_hash),
+		return s.insert(ctx, tx, recs, ` ON DUPLICATE KEY UPDATE `+rawsql.ChangeSet("GREATEST", "", "VALUES(last_updated_at)")+`,
+			title = VALUES(title), url = VALUES(url), item = VALUES(item), content_hash = VALUES(content_hash),
 			last_updated_at = VALUES(last_updated_at), last_changed_at = VALUES(last_changed_at), version = VALUES(version), event_at = VALUES(event_at),
 			date_errors = VALUES(date_errors), search_text = VALUES(search_text)`)
 	})
@@ -195,12 +200,12 @@ func (s *mysqlRaw) Newest(ctx context.Context, limit int) (int, error) {
 func (s *mysqlRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record, at time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		return batches(recs, mysqlRows, func(c []*crawlkeeper.Record) error {
-			args := make([]any, 0, len(c)*22)
+			args := make([]any, 0, len(c)*(mysqlWidth+3))
 			for _, r := range c {
 				args = append(args, mysqlArgs(r, zstd.Compress(nil, r.Item))...)
 				args = append(args, at.UnixMicro(), string(crawlkeeper.ReasonAge), len(r.Item))
 			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO archive (`+mysqlCols+`, archived_at, archive_reason, item_bytes) VALUES `+placeholders(len(c), 22), args...)
+			_, err := tx.ExecContext(ctx, `INSERT INTO archive (`+mysqlCols+`, archived_at, archive_reason, item_bytes) VALUES `+placeholders(len(c), mysqlWidth+3), args...)
 			return err
 		})
 	})

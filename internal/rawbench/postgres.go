@@ -22,7 +22,7 @@ const pgCols = rawsql.PostgresCols
 
 const pgUnnest = `SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::text[], $9::bigint[],
 	$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::bigint[], $16::bigint[], $17::text[], $18::bytea[],
-	$19::text[], $20::text[]`
+	$19::text[], $20::text[], $21::bigint[], $22::bigint[], $23::bigint[], $24::bigint[], $25::double precision[]`
 
 // pgRows bounds one statement's rows (about 1 MB of generated items).
 const pgRows = 1000
@@ -33,6 +33,10 @@ type pgArrays struct {
 	item, derived                                            [][]byte
 	eventAt, processedAt                                     []*int64
 	dateErrors, searchText                                   []*string
+	// zeros and zeroLogs are the counters of rawsql.FetchCols of new
+	// records.
+	zeros    []int64
+	zeroLogs []float64
 }
 
 func newPGArrays(recs []*crawlkeeper.Record) (*pgArrays, error) {
@@ -41,7 +45,8 @@ func newPGArrays(recs []*crawlkeeper.Record) (*pgArrays, error) {
 		version: make([]int64, n), processedVersion: make([]int64, n), key: make([]string, n), keyParts: make([]string, n),
 		source: make([]string, n), title: make([]string, n), url: make([]string, n), hash: make([]string, n), chain: make([]string, n),
 		config: make([]string, n), item: make([][]byte, n), derived: make([][]byte, n), eventAt: make([]*int64, n),
-		processedAt: make([]*int64, n), dateErrors: make([]*string, n), searchText: make([]*string, n)}
+		processedAt: make([]*int64, n), dateErrors: make([]*string, n), searchText: make([]*string, n),
+		zeros: make([]int64, n), zeroLogs: make([]float64, n)}
 	for i, r := range recs {
 		if err := checkText(r); err != nil {
 			return nil, err
@@ -65,7 +70,8 @@ func newPGArrays(recs []*crawlkeeper.Record) (*pgArrays, error) {
 
 func (a *pgArrays) args() []any {
 	return []any{a.id, a.key, a.keyParts, a.source, a.title, a.url, a.item, a.hash, a.crawled, a.updated, a.changed, a.version,
-		a.eventAt, a.dateErrors, a.processedAt, a.processedVersion, a.chain, a.derived, a.searchText, a.config}
+		a.eventAt, a.dateErrors, a.processedAt, a.processedVersion, a.chain, a.derived, a.searchText, a.config,
+		a.zeros, a.zeros, a.zeros, a.zeros, a.zeroLogs}
 }
 
 func (s *pgRaw) batch(ctx context.Context, queue func(b *pgx.Batch) error) error {
@@ -89,10 +95,11 @@ func (s *pgRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) error {
 	})
 }
 
-// Touch sets last_updated_at of the rows of keys in one UPDATE.
+// Touch sets last_updated_at of the rows of keys and counts the delivery
+// (rawsql.TouchSet) in one UPDATE.
 func (s *pgRaw) Touch(ctx context.Context, keys []string, now time.Time) error {
 	return s.batch(ctx, func(b *pgx.Batch) error {
-		b.Queue(`UPDATE active SET last_updated_at = $1 WHERE key = ANY($2)`, now.UnixMicro(), keys)
+		b.Queue(`UPDATE active SET `+rawsql.TouchSet("greatest", "$1")+` WHERE key = ANY($2)`, now.UnixMicro(), keys)
 		return nil
 	})
 }
@@ -119,7 +126,7 @@ func (s *pgRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist []*
 			if err != nil {
 				return err
 			}
-			b.Queue(`UPDATE active a SET title = u.title, url = u.url, item = u.item, content_hash = u.content_hash, last_updated_at = u.last_updated_at,
+			b.Queue(`UPDATE active a SET `+rawsql.ChangeSet("greatest", "a.", "u.last_updated_at")+`, title = u.title, url = u.url, item = u.item, content_hash = u.content_hash, last_updated_at = u.last_updated_at,
 					last_changed_at = u.last_changed_at, version = u.version, event_at = u.event_at, date_errors = u.date_errors, search_text = u.search_text
 				FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::text[])
 					AS u(id, title, url, item, content_hash, last_updated_at, last_changed_at, version, event_at, date_errors, search_text)
@@ -240,7 +247,7 @@ func (s *pgRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Record, a
 			for i, r := range c {
 				ats[i], reasons[i], sizes[i] = at.UnixMicro(), string(crawlkeeper.ReasonAge), int64(len(r.Item))
 			}
-			b.Queue(`INSERT INTO archive (`+pgCols+`, archived_at, archive_reason, item_bytes) `+pgUnnest+`, $21::bigint[], $22::text[], $23::bigint[])`,
+			b.Queue(`INSERT INTO archive (`+pgCols+`, archived_at, archive_reason, item_bytes) `+pgUnnest+`, $26::bigint[], $27::text[], $28::bigint[])`,
 				append(a.args(), ats, reasons, sizes)...)
 			return nil
 		})

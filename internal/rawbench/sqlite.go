@@ -66,10 +66,10 @@ func sqliteArgs(r *crawlkeeper.Record, item []byte) []any {
 	if len(r.Derived) > 0 {
 		derived = []byte(r.Derived)
 	}
-	return []any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+	return append([]any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
 		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt), r.ProcessedVersion,
-		r.ProcessedChain, derived, r.SearchText}
+		r.ProcessedChain, derived, r.SearchText}, rawsql.FetchZero()...)
 }
 
 // tx runs f in a write transaction. The schema's triggers note changed
@@ -112,12 +112,13 @@ func (s *sqliteRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) erro
 		rows[i] = sqliteArgs(r, r.Item)
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		return insertRows(ctx, tx, `INSERT INTO active (`+sqliteCols+`) VALUES `, 19, rows)
+		return insertRows(ctx, tx, `INSERT INTO active (`+sqliteCols+`) VALUES `, 24, rows)
 	})
 }
 
-// Touch sets last_updated_at of the rows of keys: one UPDATE per 500 keys,
-// as every row of a delivery gets the same time.
+// Touch sets last_updated_at of the rows of keys and counts the delivery
+// (rawsql.TouchSet): one UPDATE per 500 keys, as every row of a delivery
+// gets the same time.
 func (s *sqliteRaw) Touch(ctx context.Context, keys []string, now time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		return batches(keys, sqliteRows, func(c []string) error {
@@ -126,7 +127,7 @@ func (s *sqliteRaw) Touch(ctx context.Context, keys []string, now time.Time) err
 			for _, k := range c {
 				args = append(args, k)
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE active SET last_updated_at = ? WHERE key IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
+			_, err := tx.ExecContext(ctx, `UPDATE active SET `+rawsql.TouchSet("max", "?1")+` WHERE key IN (?`+strings.Repeat(",?", len(c)-1)+`)`, args...)
 			return err
 		})
 	})
@@ -143,7 +144,8 @@ func (s *sqliteRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist
 		if err := insertRows(ctx, tx, `INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES `, 6, rows); err != nil {
 			return err
 		}
-		st, err := tx.PrepareContext(ctx, `UPDATE active SET title = ?, url = ?, item = ?, content_hash = ?, last_updated_at = ?, last_changed_at = ?, version = ?, event_at = ?, date_errors = ?, search_text = ? WHERE id = ?`)
+		st, err := tx.PrepareContext(ctx, `UPDATE active SET `+rawsql.ChangeSet("max", "", "?5")+`, title = ?1, url = ?2, item = ?3, content_hash = ?4,
+			last_updated_at = ?5, last_changed_at = ?6, version = ?7, event_at = ?8, date_errors = ?9, search_text = ?10 WHERE id = ?11`)
 		if err != nil {
 			return err
 		}
@@ -287,7 +289,7 @@ func (s *sqliteRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Recor
 		for i, r := range recs {
 			rows[i] = append(sqliteArgs(r, zstd.Compress(nil, r.Item)), len(r.Item), at.UnixMicro(), string(crawlkeeper.ReasonAge))
 		}
-		if err := insertRows(ctx, tx, `INSERT INTO archive (`+sqliteCols+`, item_bytes, archived_at, archive_reason) VALUES `, 22, rows); err != nil {
+		if err := insertRows(ctx, tx, `INSERT INTO archive (`+sqliteCols+`, item_bytes, archived_at, archive_reason) VALUES `, 27, rows); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE meta SET value = max(value, (SELECT coalesce(max(id), 0) + 1 FROM archive)) WHERE name = 'next_id'`)

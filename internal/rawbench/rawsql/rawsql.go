@@ -73,13 +73,46 @@ func MySQLSearch(q Query) (string, []any) {
 // Count is the query of the minimal program's count: the active records.
 const Count = `SELECT count(*) FROM active`
 
-// The record columns the raw moves copy from active to the archive, as
-// each engine spells them.
+// The record columns the raw baselines write and the raw moves copy from
+// active to the archive, as each engine spells them: the record's, then
+// (PostgreSQL) its text search configuration, then FetchCols.
 const (
-	SQLiteCols   = `id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text`
-	PostgresCols = SQLiteCols + `, search_config`
-	MySQLCols    = "id, `key`, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text"
+	SQLiteCols   = sqlBaseCols + `, ` + FetchCols
+	PostgresCols = sqlBaseCols + `, search_config, ` + FetchCols
+	MySQLCols    = "id, `key`" + sqlRestCols + `, ` + FetchCols
+	sqlBaseCols  = `id, key` + sqlRestCols
+	sqlRestCols  = `, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version, event_at, date_errors, processed_at, processed_version, processed_chain, derived, search_text`
 )
+
+// FetchCols are the recrawl advisor's delivery counters, which
+// crawlkeeper's ingest keeps on every record: zero for a new record, and
+// on each delivery one more refetch, with the interval since
+// last_updated_at added to the changed or unchanged total (and its
+// logarithm in seconds, at least 1, to the changed one). The raw writes
+// keep them alike (FetchZero, TouchSet, ChangeSet), so that both sides do
+// the same work.
+const FetchCols = `fetch_refetches, fetch_changes, fetch_changed_us, fetch_unchanged_us, fetch_changed_log`
+
+// FetchZero returns the FetchCols values of a new record.
+func FetchZero() []any { return []any{int64(0), int64(0), int64(0), int64(0), float64(0)} }
+
+// TouchSet is the SET list of an unchanged delivery at the time of the
+// placeholder at (used twice), with the engine's two-argument maximum
+// greatest. The counters come first: MySQL evaluates the assignments in
+// order, each seeing the ones before it.
+func TouchSet(greatest, at string) string {
+	return `fetch_refetches = fetch_refetches + 1, fetch_unchanged_us = fetch_unchanged_us + ` + greatest + `(` + at + ` - last_updated_at, 0), last_updated_at = ` + at
+}
+
+// ChangeSet is the counters' part of the SET list of a changed delivery
+// whose new last_updated_at is the expression at, to come before
+// last_updated_at's own assignment (see TouchSet); old prefixes the
+// stored row's columns ("a." or "").
+func ChangeSet(greatest, old, at string) string {
+	d := greatest + `(` + at + ` - ` + old + `last_updated_at, 0)`
+	return `fetch_refetches = ` + old + `fetch_refetches + 1, fetch_changes = ` + old + `fetch_changes + 1, fetch_changed_us = ` + old + `fetch_changed_us + ` + d +
+		`, fetch_changed_log = ` + old + `fetch_changed_log + ln(` + greatest + `(` + d + ` / 1e6, 1))`
+}
 
 // AgeSelect is what an age rule selects, through the crawled_at index, in
 // its order: the raw selection of archive_pass_ms.
