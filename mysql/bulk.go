@@ -81,8 +81,8 @@ func flatten(rows [][]any) []any {
 // LockKeys inserts the missing keys into record_keys and locks the rows of
 // all of them, in key order (see the package documentation).
 func (e engine) LockKeys(ctx context.Context, tx sqlstore.Querier, keys []string) error {
-	for _, c := range chunks(keys, e.s.maxStatement, func(k string) int { return 2*len(k) + 4 }) {
-		if _, err := tx.Exec(ctx, "INSERT INTO record_keys (`key`) VALUES "+tuples(len(c), 1)+" ON DUPLICATE KEY UPDATE `key` = `key`", strs(c)...); err != nil {
+	for _, c := range sqlstore.ChunkBy(keys, maxRows, e.s.maxStatement, func(k string) int { return 2*len(k) + 4 }) {
+		if _, err := tx.Exec(ctx, "INSERT INTO record_keys (`key`) VALUES "+tuples(len(c), 1)+" ON DUPLICATE KEY UPDATE `key` = `key`", sqlstore.Args(c)...); err != nil {
 			return err
 		}
 	}

@@ -1,19 +1,15 @@
 package mysql
 
-import "strings"
+import (
+	"strings"
 
-// list returns n comma-separated placeholders.
-func list(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strings.Repeat("?,", n-1) + "?"
-}
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+)
 
 // tuples returns n parenthesised groups of width placeholders, for a
 // multi-row INSERT.
 func tuples(n, width int) string {
-	t := "(" + list(width) + ")"
+	t := "(" + sqlstore.In(width) + ")"
 	return strings.Repeat(t+",", n-1) + t
 }
 
@@ -30,7 +26,7 @@ func derived(cols []string, n int) string {
 		b.WriteString("? AS ")
 		b.WriteString(c)
 	}
-	row := " UNION ALL SELECT " + list(len(cols))
+	row := " UNION ALL SELECT " + sqlstore.In(len(cols))
 	for i := 1; i < n; i++ {
 		b.WriteString(row)
 	}
@@ -41,40 +37,3 @@ func derived(cols []string, n int) string {
 // maxRows bounds the rows of one multi-row statement, so the server's
 // parser and the derived tables stay small.
 const maxRows = 1000
-
-// chunks splits xs into runs of at most maxRows elements and at most
-// budget bytes by size, each holding at least one element.
-func chunks[T any](xs []T, budget int, size func(T) int) [][]T {
-	var out [][]T
-	start, bytes := 0, 0
-	for i, x := range xs {
-		n := size(x)
-		if i > start && (bytes+n > budget || i-start == maxRows) {
-			out = append(out, xs[start:i])
-			start, bytes = i, 0
-		}
-		bytes += n
-	}
-	if start < len(xs) {
-		out = append(out, xs[start:])
-	}
-	return out
-}
-
-// int64s returns xs as statement arguments.
-func int64s(xs []int64) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}
-
-// strs returns xs as statement arguments.
-func strs(xs []string) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}

@@ -65,18 +65,24 @@ func RowBytes(row []any) int {
 // ChunkRows splits rows into runs of at most maxRows rows and maxBytes
 // bytes (RowBytes), each holding at least one row.
 func ChunkRows(rows [][]any, maxRows, maxBytes int) [][][]any {
-	var out [][][]any
+	return ChunkBy(rows, maxRows, maxBytes, RowBytes)
+}
+
+// ChunkBy splits xs into runs of at most maxRows elements and maxBytes
+// bytes by size, each holding at least one element.
+func ChunkBy[T any](xs []T, maxRows, maxBytes int, size func(T) int) [][]T {
+	var out [][]T
 	start, bytes := 0, 0
-	for i, r := range rows {
-		n := RowBytes(r)
+	for i, x := range xs {
+		n := size(x)
 		if i > start && (bytes+n > maxBytes || i-start == maxRows) {
-			out = append(out, rows[start:i])
+			out = append(out, xs[start:i])
 			start, bytes = i, 0
 		}
 		bytes += n
 	}
-	if start < len(rows) {
-		out = append(out, rows[start:])
+	if start < len(xs) {
+		out = append(out, xs[start:])
 	}
 	return out
 }
