@@ -40,12 +40,10 @@ func (engine) Upsert(table string, cols []string, nkey int) string {
 
 func (engine) SearchArgs(r *crawlkeeper.Record) []any { return []any{encodeSearchText(r.SearchText)} }
 
-func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
-	var text *string
-	return []any{&text}, func() {
-		if text != nil {
-			r.SearchText = decodeSearchText(*text)
-		}
+// SearchRead decodes the stored search text (SearchArgs encodes it).
+func (engine) SearchRead(v *sqlstore.SearchScan, r *crawlkeeper.Record) {
+	if v.Text.Valid {
+		r.SearchText = decodeSearchText(v.Text.String)
 	}
 }
 

@@ -189,13 +189,17 @@ func (engine) SearchArgs(r *crawlkeeper.Record) []any {
 	return []any{searchTextArg(r), searchConfig(r.SearchLanguage)}
 }
 
-func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
-	var text *string
-	return []any{&text, &r.SearchLanguage}, func() {
-		if text != nil {
-			r.SearchText = *text
-		}
+// SearchDest scans the search text and its configuration.
+func (engine) SearchDest(dest []any, v *sqlstore.SearchScan) []any {
+	return append(dest, &v.Text, &v.Language)
+}
+
+// SearchRead takes the search text and its configuration.
+func (engine) SearchRead(v *sqlstore.SearchScan, r *crawlkeeper.Record) {
+	if v.Text.Valid {
+		r.SearchText = v.Text.String
 	}
+	r.SearchLanguage = v.Language
 }
 
 // CompressArchive is false: PostgreSQL compresses large values itself

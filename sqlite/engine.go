@@ -115,17 +115,6 @@ func (w *writer) QueryRow(ctx context.Context, query string, args ...any) sqlsto
 	return w.tx.QueryRowContext(ctx, query, args...)
 }
 
-func (engine) SearchArgs(r *crawlkeeper.Record) []any { return []any{r.SearchText} }
-
-func (engine) SearchDest(r *crawlkeeper.Record) ([]any, func()) {
-	var text *string
-	return []any{&text}, func() {
-		if text != nil {
-			r.SearchText = *text
-		}
-	}
-}
-
 // TitleMatch uses LIKE, which SQLite compares without regard to the case
 // of ASCII letters.
 func (engine) TitleMatch() (string, byte) { return `title LIKE ? ESCAPE '\'`, '\\' }

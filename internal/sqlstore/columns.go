@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -49,6 +50,15 @@ func Time(us *int64) *time.Time {
 		return nil
 	}
 	t := crawlkeeper.MicrosTime(*us)
+	return &t
+}
+
+// NullTime returns the time of a nullable Unix-microseconds column.
+func NullTime(us sql.NullInt64) *time.Time {
+	if !us.Valid {
+		return nil
+	}
+	t := crawlkeeper.MicrosTime(us.Int64)
 	return &t
 }
 

@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"github.com/crawlkeeper/crawlkeeper"
+
 	"context"
 	"strings"
 )
@@ -58,6 +60,21 @@ func (Defaults) ReleaseKeys(ctx context.Context, tx Querier, keys []string) erro
 // SearchCols is the search text alone (PostgreSQL adds its text search
 // configuration).
 func (Defaults) SearchCols() string { return "search_text" }
+
+// SearchArgs is the search text as it is (MySQL encodes it, PostgreSQL
+// adds its configuration).
+func (Defaults) SearchArgs(r *crawlkeeper.Record) []any { return []any{r.SearchText} }
+
+// SearchDest scans the search text alone (PostgreSQL adds its
+// configuration).
+func (Defaults) SearchDest(dest []any, v *SearchScan) []any { return append(dest, &v.Text) }
+
+// SearchRead takes the search text as stored (MySQL decodes its own).
+func (Defaults) SearchRead(v *SearchScan, r *crawlkeeper.Record) {
+	if v.Text.Valid {
+		r.SearchText = v.Text.String
+	}
+}
 
 // CompressArchive is true: archived payloads are zstd frames (PostgreSQL
 // compresses large values itself).

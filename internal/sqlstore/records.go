@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -14,6 +15,13 @@ import (
 // escapes control characters itself.
 type JSONText string
 
+// SearchScan holds a row's search columns as scanned: the search text
+// (NULL in narrow reads) and, where the engine keeps one, its language.
+type SearchScan struct {
+	Text     sql.NullString
+	Language string
+}
+
 // Columns is what an engine stores of a record besides the common
 // columns: the full-text search columns and how archived payloads are
 // kept.
@@ -23,9 +31,11 @@ type Columns interface {
 	SearchCols() string
 	// SearchArgs returns the values of SearchCols for r.
 	SearchArgs(r *crawlkeeper.Record) []any
-	// SearchDest returns where a row's SearchCols are scanned to, and the
-	// function that moves them into r after the scan.
-	SearchDest(r *crawlkeeper.Record) (dest []any, done func())
+	// SearchDest appends to dest where a row's SearchCols are scanned
+	// to, in v.
+	SearchDest(dest []any, v *SearchScan) []any
+	// SearchRead moves what SearchDest scanned into r.
+	SearchRead(v *SearchScan, r *crawlkeeper.Record)
 	// CompressArchive reports whether archived payloads are stored
 	// compressed with zstd (SQLite, MySQL) rather than left to the
 	// engine (PostgreSQL compresses large values itself).
@@ -82,75 +92,86 @@ func table(archived bool) string {
 	return "active"
 }
 
+// recordRow holds the columns of one row that scanRecord converts before
+// they go into a Record. A query's rows share one: each variable whose
+// address goes into a Scan's destinations would otherwise be a heap
+// allocation of its own, for every row.
+type recordRow struct {
+	keyParts                  JSONText
+	dateErrors                sql.NullString
+	item, derived             []byte
+	crawled, updated, changed int64
+	eventAt, processedAt      sql.NullInt64
+	archivedAt                int64
+	reason                    string
+	search                    SearchScan
+	fetches                   [4]sql.NullInt64
+	changedLog                sql.NullFloat64
+	dest                      [40]any
+}
+
 // scanRecord reads one row of cols(archived) into a Record, followed by
-// extra columns, decompressing archived payloads.
-func (s *Store) scanRecord(row Row, archived bool, extra ...any) (*crawlkeeper.Record, error) {
-	var (
-		r                         crawlkeeper.Record
-		keyParts                  JSONText
-		dateErrors                *JSONText
-		item, derived             []byte
-		crawled, updated, changed int64
-		eventAt, processedAt      *int64
-		archivedAt                int64
-		reason                    string
-		fetches                   [4]*int64
-		changedLog                *float64
-	)
-	search, done := s.e.SearchDest(&r)
-	dest := make([]any, 0, 26+len(extra))
-	dest = append(dest, &r.ID, &r.Key, &keyParts, &r.Source, &r.Title, &r.URL, &item, &r.ContentHash,
-		&crawled, &updated, &changed, &r.Version, &eventAt, &dateErrors, &processedAt,
-		&r.ProcessedVersion, &r.ProcessedChain, &derived)
-	dest = append(dest, search...)
-	dest = append(dest, &r.LastRound, &r.LastTarget, &fetches[0], &fetches[1], &fetches[2], &fetches[3], &changedLog)
+// extra columns, decompressing archived payloads. v holds the row on its
+// way (nil: a new one).
+func (s *Store) scanRecord(row Row, archived bool, v *recordRow, extra ...any) (*crawlkeeper.Record, error) {
+	if v == nil {
+		v = new(recordRow)
+	}
+	r := new(crawlkeeper.Record)
+	dest := append(v.dest[:0], &r.ID, &r.Key, &v.keyParts, &r.Source, &r.Title, &r.URL, &v.item, &r.ContentHash,
+		&v.crawled, &v.updated, &v.changed, &r.Version, &v.eventAt, &v.dateErrors, &v.processedAt,
+		&r.ProcessedVersion, &r.ProcessedChain, &v.derived)
+	dest = s.e.SearchDest(dest, &v.search)
+	dest = append(dest, &r.LastRound, &r.LastTarget, &v.fetches[0], &v.fetches[1], &v.fetches[2], &v.fetches[3], &v.changedLog)
 	if archived {
-		dest = append(dest, &archivedAt, &reason)
+		dest = append(dest, &v.archivedAt, &v.reason)
 	}
 	if err := row.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}
-	done()
-	if err := DecodeStrings(string(keyParts), &r.KeyParts); err != nil {
+	s.e.SearchRead(&v.search, r)
+	if err := DecodeStrings(string(v.keyParts), &r.KeyParts); err != nil {
 		return nil, fmt.Errorf("record %d: key_parts: %w", r.ID, err)
 	}
-	if dateErrors != nil && *dateErrors != "" {
-		if err := DecodeStrings(string(*dateErrors), &r.DateErrors); err != nil {
+	if v.dateErrors.Valid && v.dateErrors.String != "" {
+		if err := DecodeStrings(v.dateErrors.String, &r.DateErrors); err != nil {
 			return nil, fmt.Errorf("record %d: date_errors: %w", r.ID, err)
 		}
 	}
+	item := v.item
 	if archived {
 		raw, err := zstd.Decompress(nil, item)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", r.ID, err)
 		}
 		item = raw
-		t := crawlkeeper.MicrosTime(archivedAt)
+		t := crawlkeeper.MicrosTime(v.archivedAt)
 		r.ArchivedAt = &t
-		r.ArchiveReason = crawlkeeper.ArchiveReason(reason)
+		r.ArchiveReason = crawlkeeper.ArchiveReason(v.reason)
 	}
 	if item == nil {
 		item = []byte{}
 	}
 	r.Item = item
-	r.CrawledAt = crawlkeeper.MicrosTime(crawled)
-	r.LastUpdatedAt = crawlkeeper.MicrosTime(updated)
-	r.LastChangedAt = crawlkeeper.MicrosTime(changed)
-	r.EventAt = Time(eventAt)
-	r.ProcessedAt = Time(processedAt)
-	if len(derived) > 0 {
-		r.Derived = derived
+	r.CrawledAt = crawlkeeper.MicrosTime(v.crawled)
+	r.LastUpdatedAt = crawlkeeper.MicrosTime(v.updated)
+	r.LastChangedAt = crawlkeeper.MicrosTime(v.changed)
+	r.EventAt = NullTime(v.eventAt)
+	r.ProcessedAt = NullTime(v.processedAt)
+	if len(v.derived) > 0 {
+		r.Derived = v.derived
 	}
-	r.Fetches = fetchCounts(fetches, changedLog)
-	return &r, nil
+	r.Fetches = fetchCounts(&v.fetches, v.changedLog)
+	return r, nil
 }
 
 // queryRecords runs a query over cols(archived) and reads every row.
 func (s *Store) queryRecords(ctx context.Context, q Querier, archived bool, query string, args ...any) ([]*crawlkeeper.Record, error) {
 	out := []*crawlkeeper.Record{}
+	var v recordRow
 	rows, err := q.Query(ctx, query, args...)
 	err = Each(rows, err, func(rows Rows) error {
-		r, err := s.scanRecord(rows, archived)
+		r, err := s.scanRecord(rows, archived, &v)
 		if err == nil {
 			out = append(out, r)
 		}
@@ -213,7 +234,7 @@ func notFound(what string) error {
 // getOne reads a record by a condition from active, then archive.
 func (s *Store) getOne(ctx context.Context, where string, arg any, what string) (*crawlkeeper.Record, error) {
 	for _, archived := range []bool{false, true} {
-		r, err := s.scanRecord(s.e.Reader().QueryRow(ctx, `SELECT `+s.cols(archived)+` FROM `+table(archived)+` WHERE `+where, arg), archived)
+		r, err := s.scanRecord(s.e.Reader().QueryRow(ctx, `SELECT `+s.cols(archived)+` FROM `+table(archived)+` WHERE `+where, arg), archived, nil)
 		if err == nil {
 			return r, nil
 		}

@@ -89,13 +89,13 @@ func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Re
 			var (
 				id, updated int64
 				eventAt     *int64
-				f           [4]*int64
-				changedLog  *float64
+				f           [4]sql.NullInt64
+				changedLog  sql.NullFloat64
 			)
 			if err := rows.Scan(&id, &updated, &eventAt, &f[0], &f[1], &f[2], &f[3], &changedLog); err != nil {
 				return err
 			}
-			out = append(out, recrawl.Record{ID: id, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(updated), Time(eventAt), fetchCounts(f, changedLog))})
+			out = append(out, recrawl.Record{ID: id, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(updated), Time(eventAt), fetchCounts(&f, changedLog))})
 			return nil
 		}, `SELECT `+RecrawlCols+` FROM active WHERE source = ?`, source)
 	}
@@ -241,14 +241,13 @@ func (s *Store) RecrawlNames(ctx context.Context, source string, ids []int64) ([
 }
 
 // fetchCounts builds a record's FetchCounts from its nullable columns: nil
-// when they were never set (a record stored before they were kept).
-func fetchCounts(f [4]*int64, changedLog *float64) *crawlkeeper.FetchCounts {
-	if f[0] == nil || f[1] == nil || f[2] == nil || f[3] == nil {
+// when they were never set (a record stored before they were kept). The
+// columns are read into sql.Null values, which database/sql and pgx fill
+// without an allocation per column and row.
+func fetchCounts(f *[4]sql.NullInt64, changedLog sql.NullFloat64) *crawlkeeper.FetchCounts {
+	if !f[0].Valid || !f[1].Valid || !f[2].Valid || !f[3].Valid {
 		return nil
 	}
-	c := &crawlkeeper.FetchCounts{Refetches: *f[0], Changes: *f[1], ChangedUS: *f[2], UnchangedUS: *f[3]}
-	if changedLog != nil {
-		c.ChangedLog = *changedLog
-	}
-	return c
+	return &crawlkeeper.FetchCounts{Refetches: f[0].Int64, Changes: f[1].Int64, ChangedUS: f[2].Int64, UnchangedUS: f[3].Int64,
+		ChangedLog: changedLog.Float64}
 }

@@ -31,9 +31,10 @@ func (s *Store) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlke
 	}
 	query, args := s.SearchSQL(p)
 	var hits []crawlkeeper.SearchHit
+	var v recordRow
 	err = EachRow(ctx, s.e.Reader(), func(rows Rows) error {
 		var score float64
-		r, err := s.scanRecord(rows, p.Archived, &score)
+		r, err := s.scanRecord(rows, p.Archived, &v, &score)
 		hits = append(hits, crawlkeeper.SearchHit{Record: r, Score: score})
 		return err
 	}, query, args...)
