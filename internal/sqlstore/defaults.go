@@ -1,10 +1,10 @@
 package sqlstore
 
 import (
-	"github.com/crawlkeeper/crawlkeeper"
-
 	"context"
 	"strings"
+
+	"github.com/crawlkeeper/crawlkeeper"
 )
 
 // Defaults holds the Engine methods most engines answer alike. An engine
