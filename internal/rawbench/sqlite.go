@@ -31,10 +31,14 @@ const sqliteRows = 500
 // driver's allocator freeing each compiled statement).
 const sqliteInsertRows = 50
 
-// insertRows inserts rows (each width values) with multi-row INSERTs of
-// head, sqliteInsertRows rows each, the full ones through one prepared
-// statement.
-func insertRows(ctx context.Context, tx *sql.Tx, head string, width int, rows [][]any) error {
+// insertRows inserts rows (each as wide as the first) with multi-row
+// INSERTs of head, sqliteInsertRows rows each, the full ones through one
+// prepared statement.
+func insertRows(ctx context.Context, tx *sql.Tx, head string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	width := len(rows[0])
 	var full *sql.Stmt
 	defer func() {
 		if full != nil {
@@ -112,7 +116,7 @@ func (s *sqliteRaw) Insert(ctx context.Context, recs []*crawlkeeper.Record) erro
 		rows[i] = sqliteArgs(r, r.Item)
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		return insertRows(ctx, tx, `INSERT INTO active (`+sqliteCols+`) VALUES `, 24, rows)
+		return insertRows(ctx, tx, `INSERT INTO active (`+sqliteCols+`) VALUES `, rows)
 	})
 }
 
@@ -141,7 +145,7 @@ func (s *sqliteRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist
 		for i, h := range hist {
 			rows[i] = []any{h.RecordID, h.Version, []byte(h.Item), h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()}
 		}
-		if err := insertRows(ctx, tx, `INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES `, 6, rows); err != nil {
+		if err := insertRows(ctx, tx, `INSERT OR REPLACE INTO history (record_id, version, item, content_hash, valid_from, valid_to) VALUES `, rows); err != nil {
 			return err
 		}
 		st, err := tx.PrepareContext(ctx, `UPDATE active SET `+rawsql.ChangeSet("max", "", "?5")+`, title = ?1, url = ?2, item = ?3, content_hash = ?4,
@@ -289,7 +293,7 @@ func (s *sqliteRaw) ArchiveInsert(ctx context.Context, recs []*crawlkeeper.Recor
 		for i, r := range recs {
 			rows[i] = append(sqliteArgs(r, zstd.Compress(nil, r.Item)), len(r.Item), at.UnixMicro(), string(crawlkeeper.ReasonAge))
 		}
-		if err := insertRows(ctx, tx, `INSERT INTO archive (`+sqliteCols+`, item_bytes, archived_at, archive_reason) VALUES `, 27, rows); err != nil {
+		if err := insertRows(ctx, tx, `INSERT INTO archive (`+sqliteCols+`, item_bytes, archived_at, archive_reason) VALUES `, rows); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE meta SET value = max(value, (SELECT coalesce(max(id), 0) + 1 FROM archive)) WHERE name = 'next_id'`)
