@@ -88,14 +88,14 @@ func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Re
 		err = EachRow(ctx, s.e.Reader(), func(rows Rows) error {
 			var (
 				id, updated int64
-				eventAt     *int64
+				eventAt     sql.NullInt64
 				f           [4]sql.NullInt64
 				changedLog  sql.NullFloat64
 			)
 			if err := rows.Scan(&id, &updated, &eventAt, &f[0], &f[1], &f[2], &f[3], &changedLog); err != nil {
 				return err
 			}
-			out = append(out, recrawl.Record{ID: id, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(updated), Time(eventAt), fetchCounts(&f, changedLog))})
+			out = append(out, recrawl.Record{ID: id, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(updated), NullTime(eventAt), fetchCounts(&f, changedLog))})
 			return nil
 		}, `SELECT `+RecrawlCols+` FROM active WHERE source = ?`, source)
 	}
