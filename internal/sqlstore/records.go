@@ -72,16 +72,10 @@ func (s *Store) cols(archived bool) string {
 // would dominate them. The records whose content changes are read again
 // for their payload (loadItems).
 func (s *Store) narrowCols() string {
+	search := Split(s.e.SearchCols())
+	search[0] = "NULL"
 	return "id, `key`, '[]', source, title, url, NULL, content_hash, crawled_at, last_updated_at, last_changed_at, version, " +
-		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + withoutText(s.e.SearchCols()) + ", last_round, last_target, " + fetchCols
-}
-
-// withoutText returns the search columns with the first, the search text,
-// read as NULL.
-func withoutText(cols string) string {
-	names := Split(cols)
-	names[0] = "NULL"
-	return strings.Join(names, ", ")
+		"event_at, date_errors, processed_at, processed_version, processed_chain, NULL, " + strings.Join(search, ", ") + ", last_round, last_target, " + fetchCols
 }
 
 // table returns the name of the table of active or archived records.
@@ -112,11 +106,8 @@ type recordRow struct {
 
 // scanRecord reads one row of cols(archived) into a Record, followed by
 // extra columns, decompressing archived payloads. v holds the row on its
-// way (nil: a new one).
+// way.
 func (s *Store) scanRecord(row Row, archived bool, v *recordRow, extra ...any) (*crawlkeeper.Record, error) {
-	if v == nil {
-		v = new(recordRow)
-	}
 	r := new(crawlkeeper.Record)
 	dest := append(v.dest[:0], &r.ID, &r.Key, &v.keyParts, &r.Source, &r.Title, &r.URL, &v.item, &r.ContentHash,
 		&v.crawled, &v.updated, &v.changed, &r.Version, &v.eventAt, &v.dateErrors, &v.processedAt,
@@ -169,14 +160,13 @@ func (s *Store) scanRecord(row Row, archived bool, v *recordRow, extra ...any) (
 func (s *Store) queryRecords(ctx context.Context, q Querier, archived bool, query string, args ...any) ([]*crawlkeeper.Record, error) {
 	out := []*crawlkeeper.Record{}
 	var v recordRow
-	rows, err := q.Query(ctx, query, args...)
-	err = Each(rows, err, func(rows Rows) error {
+	err := EachRow(ctx, q, func(rows Rows) error {
 		r, err := s.scanRecord(rows, archived, &v)
 		if err == nil {
 			out = append(out, r)
 		}
 		return err
-	})
+	}, query, args...)
 	return out, err
 }
 
@@ -199,9 +189,7 @@ func (s *Store) recordArgs(r *crawlkeeper.Record, item []byte) []any {
 func fetchArgs(r *crawlkeeper.Record) []any {
 	f := r.Fetches
 	if f == nil {
-		var none *int64
-		var noLog *float64
-		return []any{none, none, none, none, noLog}
+		return []any{(*int64)(nil), (*int64)(nil), (*int64)(nil), (*int64)(nil), (*float64)(nil)}
 	}
 	return []any{&f.Refetches, &f.Changes, &f.ChangedUS, &f.UnchangedUS, &f.ChangedLog}
 }
@@ -218,14 +206,7 @@ func (s *Store) archivePayload(item []byte) []byte {
 func KeyParts(xs []string) JSONText { return JSONText(KeyPartsText(xs)) }
 
 // DateErrors encodes date_errors; none is NULL.
-func DateErrors(xs []string) *JSONText {
-	t := DateErrorsText(xs)
-	if t == nil {
-		return nil
-	}
-	j := JSONText(*t)
-	return &j
-}
+func DateErrors(xs []string) *JSONText { return (*JSONText)(DateErrorsText(xs)) }
 
 func notFound(what string) error {
 	return crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "%s not found", what)
@@ -234,7 +215,7 @@ func notFound(what string) error {
 // getOne reads a record by a condition from active, then archive.
 func (s *Store) getOne(ctx context.Context, where string, arg any, what string) (*crawlkeeper.Record, error) {
 	for _, archived := range []bool{false, true} {
-		r, err := s.scanRecord(s.e.Reader().QueryRow(ctx, `SELECT `+s.cols(archived)+` FROM `+table(archived)+` WHERE `+where, arg), archived, nil)
+		r, err := s.scanRecord(s.e.Reader().QueryRow(ctx, `SELECT `+s.cols(archived)+` FROM `+table(archived)+` WHERE `+where, arg), archived, new(recordRow))
 		if err == nil {
 			return r, nil
 		}
@@ -281,13 +262,9 @@ func (s *Store) History(ctx context.Context, id int64) ([]crawlkeeper.HistoryEnt
 // HistoryMany implements crawlkeeper.RecordStore, one query per chunk of
 // ids.
 func (s *Store) HistoryMany(ctx context.Context, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
-	return s.historyMany(ctx, s.e.Reader(), ids)
-}
-
-func (s *Store) historyMany(ctx context.Context, q Querier, ids []int64) (map[int64][]crawlkeeper.HistoryEntry, error) {
 	out := map[int64][]crawlkeeper.HistoryEntry{}
 	err := Chunks(ids, func(c []int64) error {
-		rows, err := q.Query(ctx, `SELECT `+HistoryCols+` FROM history WHERE record_id IN (`+In(len(c))+`) ORDER BY record_id, version`, Args(c)...)
+		rows, err := s.e.Reader().Query(ctx, `SELECT `+HistoryCols+` FROM history WHERE record_id IN (`+In(len(c))+`) ORDER BY record_id, version`, Args(c)...)
 		if err != nil {
 			return err
 		}
