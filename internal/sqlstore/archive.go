@@ -52,31 +52,29 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 	if limit <= 0 {
 		limit = crawlkeeper.DefaultBatchSize
 	}
-	where := []string{col + " <= ?"}
-	args := []any{q.Cutoff.UnixMicro()}
+	var f conds
+	f.add(col+" <= ?", q.Cutoff.UnixMicro())
 	if q.After != nil {
 		cond, a := s.e.DueAfter(col, q.After.At.UnixMicro(), q.After.ID)
-		where = append(where, cond)
-		args = append(args, a...)
+		f.add(cond, a...)
 	}
 	if len(q.Sources) > 0 {
-		where = append(where, "source IN ("+In(len(q.Sources))+")")
-		args = append(args, Args(q.Sources)...)
+		f.add("source IN ("+In(len(q.Sources))+")", Args(q.Sources)...)
 	}
 	if len(q.Exclude) > 0 {
-		where = append(where, "source NOT IN ("+In(len(q.Exclude))+")")
-		args = append(args, Args(q.Exclude)...)
+		f.add("source NOT IN ("+In(len(q.Exclude))+")", Args(q.Exclude)...)
 	}
 	if len(q.Except) > 0 {
-		clause, err := ExceptClause(q.Except, func(v any) string { args = append(args, v); return "?" })
+		var a []any
+		clause, err := ExceptClause(q.Except, func(v any) string { a = append(a, v); return "?" })
 		if err != nil {
 			return nil, err
 		}
-		where = append(where, clause)
+		f.add(clause, a...)
 	}
-	args = append(args, limit)
+	args := append(f.args, limit)
 	query := `SELECT id, version, last_updated_at, ` + col + ` AS due_at FROM ` + s.e.DueFrom(col) + ` WHERE ` +
-		strings.Join(where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ?`
+		strings.Join(f.where, " AND ") + ` ORDER BY ` + col + `, id LIMIT ?`
 	what := fmt.Sprintf("select due (%s)", q.Rule)
 	if r, ok := s.e.(DueReader); ok {
 		out, err := r.ReadDue(ctx, query, args)
@@ -369,12 +367,6 @@ const medianWindow = 100000
 // week over the last four weeks.
 func (s *Store) ArchiveStats(ctx context.Context, now time.Time) (map[string]*crawlkeeper.SourceStats, error) {
 	out := map[string]*crawlkeeper.SourceStats{}
-	get := func(src string) *crawlkeeper.SourceStats {
-		if out[src] == nil {
-			out[src] = &crawlkeeper.SourceStats{}
-		}
-		return out[src]
-	}
 	recent, err := s.RecentLifetimes(ctx, medianWindow)
 	if err != nil {
 		return nil, err
@@ -385,7 +377,7 @@ func (s *Store) ArchiveStats(ctx context.Context, now time.Time) (map[string]*cr
 	}
 	for src, ls := range lifetimes {
 		m := medianSeconds(ls)
-		get(src).MedianLifetimeS = &m
+		sourceStats(out, src).MedianLifetimeS = &m
 	}
 	const weeks = 4
 	since := now.Add(-weeks * 7 * 24 * time.Hour).UnixMicro()
@@ -394,7 +386,7 @@ func (s *Store) ArchiveStats(ctx context.Context, now time.Time) (map[string]*cr
 		var n int64
 		err := rows.Scan(&src, &n)
 		v := float64(n) / weeks
-		get(src).ChangesPerWeek = &v
+		sourceStats(out, src).ChangesPerWeek = &v
 		return err
 	}, `SELECT coalesce(a.source, r.source), count(*) FROM history h
 		LEFT JOIN active a ON a.id = h.record_id LEFT JOIN archive r ON r.id = h.record_id

@@ -286,27 +286,22 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		limit = 50
 	}
 	limit = min(limit, 10000)
-	var where []string
-	var args []any
-	filter := func(cond string, a ...any) {
-		where = append(where, cond)
-		args = append(args, a...)
-	}
+	var f conds
 	if q.FiltersSource() {
-		filter("source = ?", q.Source)
+		f.add("source = ?", q.Source)
 	}
 	if q.Q != "" {
 		cond, esc := s.e.TitleMatch()
-		filter(cond, LikePattern(q.Q, esc))
+		f.add(cond, LikePattern(q.Q, esc))
 	}
 	if q.Round != "" {
-		filter("last_round = ?", q.Round)
+		f.add("last_round = ?", q.Round)
 	}
 	if q.Target != "" {
-		filter("last_target = ?", q.Target)
+		f.add("last_target = ?", q.Target)
 	}
 	if !q.Since.IsZero() {
-		filter("last_updated_at >= ?", q.Since.UnixMicro())
+		f.add("last_updated_at >= ?", q.Since.UnixMicro())
 	}
 	cur, err := crawlkeeper.DecodeCursor(q.Cursor, q.Order)
 	if err != nil {
@@ -316,17 +311,17 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 	if q.Order == crawlkeeper.OrderNewest {
 		order = "last_updated_at DESC, id DESC"
 		if cur != nil {
-			filter("(last_updated_at < ? OR (last_updated_at = ? AND id < ?))", cur.UpdatedMicros, cur.UpdatedMicros, cur.ID)
+			f.add("(last_updated_at < ? OR (last_updated_at = ? AND id < ?))", cur.UpdatedMicros, cur.UpdatedMicros, cur.ID)
 		}
 	} else if cur != nil {
-		filter("id > ?", cur.ID)
+		f.add("id > ?", cur.ID)
 	}
 	query := `SELECT ` + s.cols(q.Archived) + ` FROM ` + table(q.Archived)
-	if len(where) > 0 {
-		query += ` WHERE ` + strings.Join(where, " AND ")
+	if len(f.where) > 0 {
+		query += ` WHERE ` + strings.Join(f.where, " AND ")
 	}
 	query += ` ORDER BY ` + order + ` LIMIT ?`
-	recs, err := s.queryRecords(ctx, s.e.Reader(), q.Archived, query, append(args, limit+1)...)
+	recs, err := s.queryRecords(ctx, s.e.Reader(), q.Archived, query, append(f.args, limit+1)...)
 	if err != nil {
 		return nil, s.e.Wrap("list records", err)
 	}
@@ -336,6 +331,17 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		page.Next = crawlkeeper.EncodeCursor(recs[limit-1], q.Order)
 	}
 	return page, nil
+}
+
+// conds gathers the conditions of a WHERE clause and their arguments.
+type conds struct {
+	where []string
+	args  []any
+}
+
+func (c *conds) add(cond string, args ...any) {
+	c.where = append(c.where, cond)
+	c.args = append(c.args, args...)
 }
 
 // TitleMatcher is how an engine finds a text in titles, case-insensitively
@@ -349,14 +355,6 @@ type TitleMatcher interface {
 // Stats implements crawlkeeper.Store.
 func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	st := &crawlkeeper.Stats{Sources: map[string]*crawlkeeper.SourceStats{}}
-	src := func(name string) *crawlkeeper.SourceStats {
-		ss := st.Sources[name]
-		if ss == nil {
-			ss = &crawlkeeper.SourceStats{}
-			st.Sources[name] = ss
-		}
-		return ss
-	}
 	r := s.e.Reader()
 	// The active table is counted through its source index alone; its
 	// date errors come from the counters every write keeps (counting
@@ -367,7 +365,7 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 		if err := rows.Scan(&name, &n); err != nil {
 			return err
 		}
-		src(name).Active = n
+		sourceStats(st.Sources, name).Active = n
 		st.Active += n
 		return nil
 	}, `SELECT source, count(*) FROM active GROUP BY source`)
@@ -390,7 +388,7 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 			if err := rows.Scan(&name, &reason, &n, &de, &raw, &stored); err != nil {
 				return err
 			}
-			ss := src(name)
+			ss := sourceStats(st.Sources, name)
 			ss.Archived += n
 			ss.DateErrors += de
 			if ss.ArchivedByReason == nil {
@@ -422,6 +420,14 @@ func (s *Store) Stats(ctx context.Context) (*crawlkeeper.Stats, error) {
 	}
 	st.AddDeliveries(counts)
 	return st, nil
+}
+
+// sourceStats returns the entry of name in m, adding an empty one.
+func sourceStats(m map[string]*crawlkeeper.SourceStats, name string) *crawlkeeper.SourceStats {
+	if m[name] == nil {
+		m[name] = &crawlkeeper.SourceStats{}
+	}
+	return m[name]
 }
 
 // Aggregates are an engine's spellings of aggregate expressions.

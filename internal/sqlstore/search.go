@@ -46,37 +46,32 @@ func (s *Store) Search(ctx context.Context, q crawlkeeper.SearchQuery) (*crawlke
 
 // SearchSQL returns the query of a search plan and its arguments.
 func (s *Store) SearchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
-	var where []string
-	var args []any
-	filter := func(cond string, a ...any) {
-		where = append(where, cond)
-		args = append(args, a...)
-	}
+	var f conds
 	if p.Source != "" {
-		filter("source = ?", p.Source)
+		f.add("source = ?", p.Source)
 	}
 	if p.Round != "" {
-		filter("last_round = ?", p.Round)
+		f.add("last_round = ?", p.Round)
 	}
 	if p.Target != "" {
-		filter("last_target = ?", p.Target)
+		f.add("last_target = ?", p.Target)
 	}
 	if !p.Since.IsZero() {
-		filter("last_updated_at >= ?", p.Since.UnixMicro())
+		f.add("last_updated_at >= ?", p.Since.UnixMicro())
 	}
 	if !p.Until.IsZero() {
-		filter("last_updated_at < ?", p.Until.UnixMicro())
+		f.add("last_updated_at < ?", p.Until.UnixMicro())
 	}
 	if !p.EventFrom.IsZero() {
-		filter("event_at >= ?", p.EventFrom.UnixMicro())
+		f.add("event_at >= ?", p.EventFrom.UnixMicro())
 	}
 	if !p.EventTo.IsZero() {
-		filter("event_at < ?", p.EventTo.UnixMicro())
+		f.add("event_at < ?", p.EventTo.UnixMicro())
 	}
 	if c := p.After; c != nil && p.Order == crawlkeeper.SearchNewest {
-		filter("(last_updated_at < ? OR (last_updated_at = ? AND id < ?))", c.UpdatedMicros, c.UpdatedMicros, c.ID)
+		f.add("(last_updated_at < ? OR (last_updated_at = ? AND id < ?))", c.UpdatedMicros, c.UpdatedMicros, c.ID)
 	}
-	return s.e.SearchSQL(p, PrefixCols(s.cols(p.Archived), "t"), where, args)
+	return s.e.SearchSQL(p, "t."+strings.Join(Split(s.cols(p.Archived)), ", t."), f.where, f.args)
 }
 
 // SetSearchText implements crawlkeeper.SearchStore: one Bulk update per
@@ -117,14 +112,4 @@ func (s *Store) SearchTextMissing(ctx context.Context, table string, add func(cr
 		add(crawlkeeper.SearchMissing(table, id, key))
 		return err
 	}, "SELECT id, `key` FROM "+table+" WHERE search_text IS NULL LIMIT 1000")
-}
-
-// PrefixCols qualifies every column of a comma-separated list with alias,
-// for the search queries that join a full-text match to the records.
-func PrefixCols(cols, alias string) string {
-	parts := strings.Split(cols, ", ")
-	for i, p := range parts {
-		parts[i] = alias + "." + p
-	}
-	return strings.Join(parts, ", ")
 }
