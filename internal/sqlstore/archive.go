@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -147,11 +146,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 			return s.countDateErrors(ctx, tx, errs.List())
 		}
 		moved = []int64{}
-		ids := make([]int64, len(moves))
-		for i, m := range moves {
-			ids[i] = m.ID
-		}
-		cur, err := s.lockAndLoad(ctx, tx, false, ids, true)
+		cur, err := s.lockAndLoad(ctx, tx, false, idsOf(moves, func(m crawlkeeper.Move) int64 { return m.ID }), true)
 		if err != nil {
 			return err
 		}
@@ -236,6 +231,15 @@ func (s *Store) versions(ctx context.Context, tx Querier, ids []int64) (map[int6
 	return out, err
 }
 
+// idsOf returns the id of each of xs.
+func idsOf[T any](xs []T, id func(T) int64) []int64 {
+	ids := make([]int64, len(xs))
+	for i, x := range xs {
+		ids[i] = id(x)
+	}
+	return ids
+}
+
 // eventErrors counts, for the event writes that apply (the last of each
 // record), the change of the active date-error counts.
 func eventErrors(cur map[int64]activeState, id int64, dateErrors []string, errs crawlkeeper.DateErrorCounts) {
@@ -258,11 +262,7 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 	}
 	written := 0
 	err := s.e.Write(ctx, "update events", func(tx Querier) error {
-		ids := make([]int64, len(updates))
-		for i, u := range updates {
-			ids[i] = u.ID
-		}
-		versions, err := s.versions(ctx, tx, ids)
+		versions, err := s.versions(ctx, tx, idsOf(updates, func(u crawlkeeper.EventUpdate) int64 { return u.ID }))
 		if err != nil {
 			return err
 		}
@@ -323,10 +323,7 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 	if len(targets) == 0 {
 		return res, nil
 	}
-	ids := make([]int64, len(targets))
-	for i, t := range targets {
-		ids[i] = t.ID
-	}
+	ids := idsOf(targets, func(t crawlkeeper.RecordState) int64 { return t.ID })
 	err := s.e.Write(ctx, "purge", func(tx Querier) error {
 		cur, err := s.lockAndLoad(ctx, tx, true, ids, false)
 		if err != nil {
@@ -400,7 +397,7 @@ func (s *Store) ArchiveStats(ctx context.Context, now time.Time) (map[string]*cr
 // medianSeconds returns the median of microseconds in seconds, the mean
 // of the two middle values of an even count.
 func medianSeconds(us []int64) float64 {
-	sort.Slice(us, func(i, j int) bool { return us[i] < us[j] })
+	slices.Sort(us)
 	n := len(us)
 	if n%2 == 1 {
 		return float64(us[n/2]) / 1e6

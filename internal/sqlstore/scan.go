@@ -67,11 +67,7 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	var skipped []int64
 	err := s.e.Write(ctx, "write processed", func(tx Querier) error {
 		skipped = []int64{}
-		ids := make([]int64, len(ws))
-		for i, p := range ws {
-			ids[i] = p.ID
-		}
-		versions, err := s.versions(ctx, tx, ids)
+		versions, err := s.versions(ctx, tx, idsOf(ws, func(p crawlkeeper.ProcessedWrite) int64 { return p.ID }))
 		if err != nil {
 			return err
 		}
