@@ -126,7 +126,7 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			return nil, err
 		}
 	}
-	err := s.e.Write(ctx, "merge", func(tx Querier) (err error) {
+	err := s.e.Write(ctx, "merge", func(tx Querier) error {
 		var oldKeys, newKeys []string
 		var ids []int64
 		for i, m := range ms {
@@ -146,11 +146,6 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			return err
 		}
 		errs := crawlkeeper.DateErrorCounts{}
-		defer func() {
-			if err == nil {
-				err = s.countDateErrors(ctx, tx, errs.List())
-			}
-		}()
 		for i, m := range ms {
 			if held[m.Survivor.Key] || !m.Holds(func(id int64) (bool, int64, time.Time, bool) {
 				st, ok := cur[id]
@@ -158,7 +153,7 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			}) {
 				continue
 			}
-			if err = s.mergeOne(ctx, tx, m); err != nil {
+			if err := s.mergeOne(ctx, tx, m); err != nil {
 				return err
 			}
 			applied[i] = true
@@ -169,7 +164,7 @@ func (s *Store) MergeRecords(ctx context.Context, ms []*crawlkeeper.RekeyMerge) 
 			}
 			errs.Add(m.Survivor, 1)
 		}
-		return nil
+		return s.countDateErrors(ctx, tx, errs.List())
 	})
 	if err != nil {
 		return nil, err
