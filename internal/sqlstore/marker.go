@@ -3,14 +3,12 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-// Marker holds the crawlkeeper.TxMarker through which a server store's
-// Ingest commits a batch's crawl marks with its records. It can be set
-// while ingests run; the zero value holds none.
+// The marker (SetTxMarker) commits a batch's crawl marks with its records
+// in the batch's Ingest transaction.
 //
 // # The monitor log on PostgreSQL and MySQL
 //
@@ -40,24 +38,21 @@ import (
 // The cost: ingests that carry marks queue on the counter row from their
 // marks to their commit (the marks are written last, just before the
 // commit). Ingests without marks never wait for it.
-type Marker struct {
-	p atomic.Pointer[markerBox]
-}
 
-type markerBox struct{ m crawlkeeper.TxMarker }
+// SetTxMarker implements crawlkeeper.TxMarkStore: from now on Ingest
+// writes a batch's marks through m in the batch's transaction. It may be
+// called while ingests run.
+func (s *Store) SetTxMarker(m crawlkeeper.TxMarker) { s.marker.Store(&m) }
 
-// Set makes m the marker of every later Ingest.
-func (x *Marker) Set(m crawlkeeper.TxMarker) { x.p.Store(&markerBox{m: m}) }
-
-// Write appends marks through the marker inside the ingest transaction
-// that tx writes in, and returns the function to call once that
-// transaction committed; nil when there is no marker or no mark.
-func (x *Marker) Write(ctx context.Context, tx crawlkeeper.MonitorTx, marks []crawlkeeper.Mark) (func(), error) {
-	b := x.p.Load()
-	if b == nil || len(marks) == 0 {
+// writeMarks appends a batch's marks inside its ingest transaction and
+// returns the function to call once it committed; nil when there is no
+// marker or no mark.
+func (s *Store) writeMarks(ctx context.Context, tx Querier, marks []crawlkeeper.Mark) (func(), error) {
+	m := s.marker.Load()
+	if m == nil || len(marks) == 0 {
 		return nil, nil
 	}
-	done, err := b.m.MarkTx(ctx, tx, marks)
+	done, err := (*m).MarkTx(ctx, &monitorTx{s: s, ctx: ctx, tx: tx, write: true}, marks)
 	if err != nil {
 		return nil, fmt.Errorf("marks: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 // The embedded monitor's persistence: crawlkeeper.MonitorPersister over the
 // monitor_* tables, and the hook that commits the marks of an ingest batch
 // with its records. Every monitor write transaction locks the log counter
-// row first, so log entries commit in sequence order (see Marker for why).
+// row first, so log entries commit in sequence order (see marker.go for why).
 
 // Monitor is what differs between engines in the monitor's tables.
 type Monitor interface {
@@ -66,17 +66,6 @@ func (s *Store) MonitorSize(ctx context.Context) (*crawlkeeper.MonitorSize, erro
 	return sz, nil
 }
 
-// SetTxMarker implements crawlkeeper.TxMarkStore: from now on Ingest
-// writes a batch's marks through m in the batch's transaction.
-func (s *Store) SetTxMarker(m crawlkeeper.TxMarker) { s.marker.Set(m) }
-
-// writeMarks appends a batch's marks inside its ingest transaction and
-// returns the function to call once it committed (nil when there is
-// nothing to do).
-func (s *Store) writeMarks(ctx context.Context, tx Querier, marks []crawlkeeper.Mark) (func(), error) {
-	return s.marker.Write(ctx, &monitorTx{s: s, ctx: ctx, tx: tx, write: true}, marks)
-}
-
 // UpdateMonitor implements crawlkeeper.MonitorPersister: fn runs in a
 // write transaction that locks the log counter before its first statement,
 // again when the engine aborted it to break a deadlock.
@@ -117,25 +106,27 @@ func (t *monitorTx) lock() error {
 	return nil
 }
 
-func (t *monitorTx) TargetsFrom(from uint32, fn func(id uint32, name string) error) error {
+// run runs fn after the counter's lock, naming what failed.
+func (t *monitorTx) run(what string, fn func() error) error {
 	if err := t.lock(); err != nil {
 		return err
 	}
-	if err := t.namesFrom(from, fn); err != nil {
-		return fmt.Errorf("monitor: read targets: %w", err)
+	if err := fn(); err != nil {
+		return fmt.Errorf("monitor: %s: %w", what, err)
 	}
 	return nil
 }
 
+func (t *monitorTx) TargetsFrom(from uint32, fn func(id uint32, name string) error) error {
+	return t.run("read targets", func() error { return t.namesFrom(from, fn) })
+}
+
 func (t *monitorTx) SnapshotSeq() (int64, error) {
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
 	var seq int64
-	if err := t.tx.QueryRow(t.ctx, `SELECT value FROM monitor_meta WHERE name = 'snapshot_seq'`).Scan(&seq); err != nil {
-		return 0, fmt.Errorf("monitor: read snapshot: %w", err)
-	}
-	return seq, nil
+	err := t.run("read snapshot", func() error {
+		return t.tx.QueryRow(t.ctx, `SELECT value FROM monitor_meta WHERE name = 'snapshot_seq'`).Scan(&seq)
+	})
+	return seq, err
 }
 
 // bodies calls fn with each body of table's rows whose key is greater
@@ -183,34 +174,19 @@ func (t *monitorTx) bodies(table, key string, after any, fn func(key any, body [
 }
 
 func (t *monitorTx) Parts(fn func(name string, body []byte) error) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
-	err := t.bodies("monitor_parts", "name", nil, func(name any, body []byte) error { return fn(name.(string), body) })
-	if err != nil {
-		return fmt.Errorf("monitor: read snapshot: %w", err)
-	}
-	return nil
+	return t.run("read snapshot", func() error {
+		return t.bodies("monitor_parts", "name", nil, func(name any, body []byte) error { return fn(name.(string), body) })
+	})
 }
 
 func (t *monitorTx) LogSince(seq int64, fn func(seq int64, body []byte) error) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
-	if err := t.bodies("monitor_log", "seq", seq, func(seq any, body []byte) error { return fn(seq.(int64), body) }); err != nil {
-		return fmt.Errorf("monitor: read log: %w", err)
-	}
-	return nil
+	return t.run("read log", func() error {
+		return t.bodies("monitor_log", "seq", seq, func(seq any, body []byte) error { return fn(seq.(int64), body) })
+	})
 }
 
 func (t *monitorTx) AddTargets(first uint32, names []string) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
-	if err := t.appendNames(first, names); err != nil {
-		return fmt.Errorf("monitor: add targets: %w", err)
-	}
-	return nil
+	return t.run("add targets", func() error { return t.appendNames(first, names) })
 }
 
 // putBody writes body as the rows of key in table: one row, or one per
@@ -231,45 +207,37 @@ func (t *monitorTx) putBody(table, keyCol string, key any, body []byte) error {
 }
 
 func (t *monitorTx) AppendLog(body []byte) (int64, error) {
-	if err := t.lock(); err != nil {
+	var seq int64
+	err := t.run("append log", func() error {
+		seq = t.last + 1
+		if err := t.putBody("monitor_log", "seq", seq, body); err != nil {
+			return err
+		}
+		_, err := t.tx.Exec(t.ctx, `UPDATE monitor_meta SET value = ? WHERE name = 'log_seq'`, seq)
+		return err
+	})
+	if err != nil {
 		return 0, err
-	}
-	seq := t.last + 1
-	if err := t.putBody("monitor_log", "seq", seq, body); err != nil {
-		return 0, fmt.Errorf("monitor: append log: %w", err)
-	}
-	if _, err := t.tx.Exec(t.ctx, `UPDATE monitor_meta SET value = ? WHERE name = 'log_seq'`, seq); err != nil {
-		return 0, fmt.Errorf("monitor: append log: %w", err)
 	}
 	t.last = seq
 	return seq, nil
 }
 
 func (t *monitorTx) PutPart(name string, body []byte) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM monitor_parts WHERE name = ?`, t.s.e.MonitorName(name)); err != nil {
-		return fmt.Errorf("monitor: write snapshot: %w", err)
-	}
-	if body == nil {
-		return nil
-	}
-	if err := t.putBody("monitor_parts", "name", t.s.e.MonitorName(name), body); err != nil {
-		return fmt.Errorf("monitor: write snapshot: %w", err)
-	}
-	return nil
+	return t.run("write snapshot", func() error {
+		if _, err := t.tx.Exec(t.ctx, `DELETE FROM monitor_parts WHERE name = ?`, t.s.e.MonitorName(name)); err != nil || body == nil {
+			return err
+		}
+		return t.putBody("monitor_parts", "name", t.s.e.MonitorName(name), body)
+	})
 }
 
 func (t *monitorTx) FoldLog(seq, keep int64) error {
-	if err := t.lock(); err != nil {
+	return t.run("fold log", func() error {
+		if _, err := t.tx.Exec(t.ctx, `UPDATE monitor_meta SET value = ? WHERE name = 'snapshot_seq'`, seq); err != nil {
+			return err
+		}
+		_, err := t.tx.Exec(t.ctx, `DELETE FROM monitor_log WHERE seq <= ?`, seq-keep)
 		return err
-	}
-	if _, err := t.tx.Exec(t.ctx, `UPDATE monitor_meta SET value = ? WHERE name = 'snapshot_seq'`, seq); err != nil {
-		return fmt.Errorf("monitor: fold log: %w", err)
-	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM monitor_log WHERE seq <= ?`, seq-keep); err != nil {
-		return fmt.Errorf("monitor: fold log: %w", err)
-	}
-	return nil
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -65,7 +66,7 @@ type Engine interface {
 type Store struct {
 	e Engine
 	// marker commits ingest marks with the records (SetTxMarker).
-	marker Marker
+	marker atomic.Pointer[crawlkeeper.TxMarker]
 	// The columns of a whole record of each table, as a list and as
 	// names, and the narrow columns of an ingest's reads.
 	activeCols, archiveCols, narrow string
