@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -28,11 +29,9 @@ import (
 // results, event re-reads) lock the rows they change and check the
 // record's version instead.
 type Keys interface {
-	// LockKeys locks keys (sorted, so that two transactions wait for each
-	// other instead of deadlocking) until the transaction ends, also
-	// keys no record holds yet. Only after it does a transaction read the
-	// records of its keys, so its decisions hold until it commits. An
-	// engine with one writer at a time does nothing.
+	// LockKeys locks keys (sorted, see above) until the transaction ends,
+	// also keys no record holds yet. An engine with one writer at a time
+	// does nothing.
 	LockKeys(ctx context.Context, tx Querier, keys []string) error
 	// TakeIDs reserves n new record ids, in increasing order; an id is
 	// never handed out twice.
@@ -118,13 +117,7 @@ func (s *Store) loadByKeys(ctx context.Context, tx Querier, keys []string, items
 	if err := load(keys, false); err != nil {
 		return nil, err
 	}
-	var missing []string
-	for _, k := range keys {
-		if state[k] == nil {
-			missing = append(missing, k)
-		}
-	}
-	if err := load(missing, true); err != nil {
+	if err := load(slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return state[k] != nil }), true); err != nil {
 		return nil, err
 	}
 	changed := map[int64]*crawlkeeper.Record{}
@@ -133,11 +126,7 @@ func (s *Store) loadByKeys(ctx context.Context, tx Querier, keys []string, items
 			changed[r.ID] = r
 		}
 	}
-	ids := make([]int64, 0, len(changed))
-	for id := range changed {
-		ids = append(ids, id)
-	}
-	err := Chunks(ids, func(c []int64) error {
+	err := Chunks(slices.Collect(maps.Keys(changed)), func(c []int64) error {
 		return EachRow(ctx, tx, func(rows Rows) error {
 			var id int64
 			var item []byte
@@ -173,20 +162,14 @@ func (s *Store) applyIngest(ctx context.Context, tx Querier, w *crawlkeeper.Inge
 		return err
 	}
 	if len(w.TrimHistory) > 0 {
-		rows := make([][]any, len(w.TrimHistory))
-		for i, t := range w.TrimHistory {
-			rows[i] = []any{t.RecordID, t.UpTo}
-		}
+		rows := rowsOf(w.TrimHistory, func(t crawlkeeper.HistoryTrim) []any { return []any{t.RecordID, t.UpTo} })
 		if err := s.e.Delete(ctx, tx, "history", []string{"record_id =", "version <="}, rows); err != nil {
 			return err
 		}
 	}
 	if len(w.Deliveries) > 0 {
 		ds := slices.SortedFunc(slices.Values(w.Deliveries), func(a, b crawlkeeper.DeliveryCount) int { return cmp.Compare(a.Source, b.Source) })
-		rows := make([][]any, len(ds))
-		for i, d := range ds {
-			rows[i] = []any{d.Source, d.Deliveries, d.Duplicates}
-		}
+		rows := rowsOf(ds, func(d crawlkeeper.DeliveryCount) []any { return []any{d.Source, d.Deliveries, d.Duplicates} })
 		if err := s.e.Increment(ctx, tx, "deliveries", []string{"deliveries", "duplicates"}, rows); err != nil {
 			return err
 		}
@@ -200,10 +183,7 @@ func (s *Store) countDateErrors(ctx context.Context, tx Querier, counts []crawlk
 	if len(counts) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(counts))
-	for i, c := range counts {
-		rows[i] = []any{c.Source, c.N}
-	}
+	rows := rowsOf(counts, func(c crawlkeeper.SourceCount) []any { return []any{c.Source, c.N} })
 	return s.e.Increment(ctx, tx, "date_error_counts", []string{"n"}, rows)
 }
 
@@ -276,15 +256,12 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 	if len(recs) == 0 {
 		return nil
 	}
-	set := append([]string{"key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors"},
-		Split(s.e.SearchCols())...)
-	set = append(set, "last_round", "last_target")
-	set = append(set, Split(fetchCols)...)
+	set := slices.Concat([]string{"key_parts", "title", "url", "item", "content_hash", "last_updated_at", "last_changed_at", "version", "event_at", "date_errors"},
+		Split(s.e.SearchCols()), []string{"last_round", "last_target"}, Split(fetchCols))
 	if archived {
 		set = append(set, "item_bytes")
 	}
-	rows := make([][]any, len(recs))
-	for i, r := range recs {
+	rows := rowsOf(recs, func(r *crawlkeeper.Record) []any {
 		item := []byte(r.Item)
 		if archived {
 			item = s.archivePayload(r.Item)
@@ -296,8 +273,8 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 		if archived {
 			row = append(row, int64(len(r.Item)))
 		}
-		rows[i] = row
-	}
+		return row
+	})
 	_, err := s.e.Update(ctx, tx, table(archived), []string{"id"}, set, rows)
 	return err
 }
@@ -326,11 +303,10 @@ func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, rec
 	var full [][]any
 	for _, r := range recs {
 		if old := state[r.Key]; old != nil && sameEvent(old, r) && old.LastTarget == r.LastTarget && r.Fetches != nil {
-			var before crawlkeeper.FetchCounts
+			g := group{r.LastUpdatedAt.UnixMicro(), r.LastRound, r.Fetches.Refetches}
 			if old.Fetches != nil {
-				before = *old.Fetches
+				g.deliveries -= old.Fetches.Refetches
 			}
-			g := group{r.LastUpdatedAt.UnixMicro(), r.LastRound, r.Fetches.Refetches - before.Refetches}
 			if plain[g] == nil {
 				order = append(order, g)
 			}
@@ -372,13 +348,12 @@ func (s *Store) writeHistory(ctx context.Context, tx Querier, hist []*crawlkeepe
 	if len(hist) == 0 {
 		return nil
 	}
-	rows := make([][]any, len(hist))
-	for i, h := range hist {
+	rows := rowsOf(hist, func(h *crawlkeeper.HistoryEntry) []any {
 		item := []byte(h.Item)
 		if item == nil {
 			item = []byte{}
 		}
-		rows[i] = []any{h.RecordID, h.Version, item, h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()}
-	}
+		return []any{h.RecordID, h.Version, item, h.ContentHash, h.ValidFrom.UnixMicro(), h.ValidTo.UnixMicro()}
+	})
 	return s.e.Insert(ctx, tx, "history", Split(HistoryCols), rows, 2)
 }

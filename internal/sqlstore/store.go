@@ -104,6 +104,15 @@ func Args[T any](xs []T) []any {
 	return out
 }
 
+// rowsOf returns the statement row of each element of xs.
+func rowsOf[T any](xs []T, row func(T) []any) [][]any {
+	rows := make([][]any, len(xs))
+	for i, x := range xs {
+		rows[i] = row(x)
+	}
+	return rows
+}
+
 // chunk is the number of values of one IN (...) list: a default batch
 // (crawlkeeper.DefaultBatchSize) in one statement, which every engine
 // takes. Half as many doubled the round trips of an archive move, and took
