@@ -185,16 +185,9 @@ func ExceptClause(except []crawlkeeper.DueCondition, arg func(v any) string) (st
 // HistoryCols are the history columns ScanHistory reads, in its order.
 const HistoryCols = `record_id, version, item, content_hash, valid_from, valid_to`
 
-// scanRows is what database/sql's and pgx's result sets have in common.
-type scanRows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
 // ScanHistory reads every row of a query over HistoryCols and hands each
 // entry to fn, in row order.
-func ScanHistory(rows scanRows, fn func(crawlkeeper.HistoryEntry)) error {
+func ScanHistory(rows Rows, fn func(crawlkeeper.HistoryEntry)) error {
 	for rows.Next() {
 		var h crawlkeeper.HistoryEntry
 		var from, to int64

@@ -150,7 +150,6 @@ func (s *Store) MigrateMonitorDict(ctx context.Context, step func(copied int64) 
 				return err
 			}
 			copied = last.first + last.n
-			var ids []int64
 			var names []string
 			err = EachRow(ctx, q, func(rows Rows) error {
 				var id int64
@@ -158,10 +157,9 @@ func (s *Store) MigrateMonitorDict(ctx context.Context, step func(copied int64) 
 				if err := rows.Scan(&id, &name); err != nil {
 					return err
 				}
-				if id != copied+int64(len(ids)) {
-					return fmt.Errorf("monitor_targets has no name for id %d: the dictionary is damaged", copied+int64(len(ids)))
+				if want := copied + int64(len(names)); id != want {
+					return fmt.Errorf("monitor_targets has no name for id %d: the dictionary is damaged", want)
 				}
-				ids = append(ids, id)
 				names = append(names, string(name))
 				return nil
 			}, `SELECT id, name FROM monitor_targets WHERE id >= ? ORDER BY id LIMIT `+fmt.Sprint(dictCopyBatch), copied)
@@ -173,8 +171,9 @@ func (s *Store) MigrateMonitorDict(ctx context.Context, step func(copied int64) 
 				_, err := q.Exec(ctx, `UPDATE monitor_meta SET value = ? WHERE name = 'dict_layout'`, layout)
 				return err
 			}
+			err = t.appendNames(uint32(copied), names)
 			copied += int64(len(names))
-			return t.appendNames(uint32(ids[0]), names)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("migrate the monitor's dictionary: %w", err)
