@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
 )
@@ -66,22 +65,10 @@ func segments(spans []crawlkeeper.CoveredSpan) []segment {
 // segment an id falls in: segs[i] covers ids above segs[i-1].through up
 // to segs[i].through, the last one every id above.
 func boundTree(segs []segment) string {
-	var b strings.Builder
-	var tree func(lo, hi int)
-	tree = func(lo, hi int) {
-		if lo == hi {
-			b.WriteString(strconv.FormatInt(segs[lo].at, 10))
-			return
-		}
-		mid := (lo + hi) / 2
-		b.WriteString("CASE WHEN id <= ")
-		b.WriteString(strconv.FormatInt(segs[mid].through, 10))
-		b.WriteString(" THEN ")
-		tree(lo, mid)
-		b.WriteString(" ELSE ")
-		tree(mid+1, hi)
-		b.WriteString(" END")
+	if len(segs) == 1 {
+		return strconv.FormatInt(segs[0].at, 10)
 	}
-	tree(0, len(segs)-1)
-	return b.String()
+	mid := (len(segs) - 1) / 2
+	return "CASE WHEN id <= " + strconv.FormatInt(segs[mid].through, 10) + " THEN " + boundTree(segs[:mid+1]) +
+		" ELSE " + boundTree(segs[mid+1:]) + " END"
 }

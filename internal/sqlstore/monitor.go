@@ -40,28 +40,19 @@ var (
 	_ crawlkeeper.MonitorSizer     = (*Store)(nil)
 )
 
-// monitorDictTables and monitorTables name the monitor's tables: the
-// dictionary's, then the rest.
-var (
-	monitorDictTables = []string{"monitor_dict", "monitor_targets"}
-	monitorTables     = []string{"monitor_log", "monitor_parts", "monitor_meta"}
-)
-
 // MonitorSize implements crawlkeeper.MonitorSizer from the engine's own
 // table and index sizes.
 func (s *Store) MonitorSize(ctx context.Context) (*crawlkeeper.MonitorSize, error) {
 	sz := &crawlkeeper.MonitorSize{}
-	for i, tables := range [][]string{monitorDictTables, monitorTables} {
-		for _, t := range tables {
-			n, err := s.e.TableBytes(ctx, t)
-			if err != nil {
-				return nil, s.e.Wrap("monitor size", err)
-			}
-			if i == 0 {
-				sz.Dictionary += n
-			}
-			sz.Total += n
+	for _, t := range []string{"monitor_dict", "monitor_targets", "monitor_log", "monitor_parts", "monitor_meta"} {
+		n, err := s.e.TableBytes(ctx, t)
+		if err != nil {
+			return nil, s.e.Wrap("monitor size", err)
 		}
+		if t == "monitor_dict" || t == "monitor_targets" {
+			sz.Dictionary += n
+		}
+		sz.Total += n
 	}
 	return sz, nil
 }

@@ -16,10 +16,6 @@ import (
 
 var _ crawlkeeper.RecrawlStore = (*Store)(nil)
 
-// RecrawlCols are the columns the advisor ranks on, in RecrawlRecords'
-// scan order: a record's last delivery, event date and delivery counters.
-const RecrawlCols = "id, last_updated_at, event_at, " + fetchCols
-
 // RecrawlPacker is an engine whose index on (source, last_updated_at, ...)
 // carries the record's id and the advisor's columns packed into one value
 // (SQLite: a blob, see its migration 021), so that reading a source's
@@ -78,7 +74,8 @@ func decodeRecrawlPack(b []byte) (id int64, st recrawl.FetchStats, event *time.T
 
 // RecrawlRecords implements crawlkeeper.RecrawlStore: one query over the
 // source's active records, through the packed index where the engine has
-// one.
+// one, of the columns the advisor ranks on: a record's last delivery,
+// event date and delivery counters.
 func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Record, error) {
 	var out []recrawl.Record
 	var err error
@@ -97,7 +94,7 @@ func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Re
 			}
 			out = append(out, recrawl.Record{ID: id, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(updated), NullTime(eventAt), fetchCounts(&f, changedLog))})
 			return nil
-		}, `SELECT `+RecrawlCols+` FROM active WHERE source = ?`, source)
+		}, `SELECT id, last_updated_at, event_at, `+fetchCols+` FROM active WHERE source = ?`, source)
 	}
 	if err != nil {
 		return nil, s.e.Wrap("read the recrawl counters", err)
@@ -150,9 +147,7 @@ func (s *Store) recrawlPacked(ctx context.Context, p RecrawlPacker, source strin
 		if k == parts-1 {
 			to, cond = hi.Int64, `last_updated_at >= ? AND last_updated_at <= ?`
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			q, release, err := p.RecrawlReader(ctx)
 			if err != nil {
 				errs[k] = err
@@ -176,7 +171,7 @@ func (s *Store) recrawlPacked(ctx context.Context, p RecrawlPacker, source strin
 				blocks[k][len(blocks[k])-1] = block
 				return nil
 			}, `SELECT `+p.RecrawlPack()+` FROM active WHERE source = ? AND `+cond, source, from, to)
-		}()
+		})
 	}
 	wg.Wait()
 	n := 0
