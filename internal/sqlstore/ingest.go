@@ -10,12 +10,9 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-// Keys is what an engine does to keep a key in one record, across active
-// and archive, while several processes write.
-//
-// A dedup key must be in at most one of the active and archive tables,
-// also while several processes ingest, archive and restore at once. On
-// the server engines a table, record_keys, holds one row per stored key
+// Keys is what an engine does so that a dedup key is in at most one of the
+// active and archive tables, also while several processes ingest, archive
+// and restore at once. On the server engines a table, record_keys, holds one row per stored key
 // and serves as the lock of that key: every transaction that inserts a
 // record or moves one between the tables first inserts its missing keys
 // and row-locks the existing ones, in key order (so two batches wait for
@@ -235,19 +232,15 @@ func (s *Store) insertRecords(ctx context.Context, tx Querier, recs []*crawlkeep
 	if len(recs) == 0 {
 		return nil
 	}
+	if reasons == nil {
+		rows := rowsOf(recs, func(r *crawlkeeper.Record) []any { return s.recordArgs(r, []byte(r.Item)) })
+		return s.e.Insert(ctx, tx, "active", s.activeList, rows, 0)
+	}
 	rows := make([][]any, len(recs))
 	for i, r := range recs {
-		if reasons == nil {
-			rows[i] = s.recordArgs(r, []byte(r.Item))
-			continue
-		}
 		rows[i] = append(s.recordArgs(r, s.archivePayload(r.Item)), at.UnixMicro(), string(reasons[i]), int64(len(r.Item)))
 	}
-	cols := s.activeList
-	if reasons != nil {
-		cols = s.archiveList
-	}
-	return s.e.Insert(ctx, tx, table(reasons != nil), cols, rows, 0)
+	return s.e.Insert(ctx, tx, "archive", s.archiveList, rows, 0)
 }
 
 // updateRecords writes the columns an ingest changes when the content

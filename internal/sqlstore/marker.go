@@ -7,19 +7,14 @@ import (
 	"github.com/crawlkeeper/crawlkeeper"
 )
 
-// The marker (SetTxMarker) commits a batch's crawl marks with its records
-// in the batch's Ingest transaction.
-//
-// # The monitor log on PostgreSQL and MySQL
-//
-// Processes sharing a database catch up with the embedded monitor's log by
-// sequence number: a monitor that has applied the log up to n reads the
-// entries after n. That is only right if no entry numbered n or less can
-// still commit after the reader passed it. An identity or AUTO_INCREMENT
-// column numbers entries when they are inserted, not when they commit
-// (ingest A takes 7, ingest B takes 8 and commits first, a reader applies
-// 8 and never looks back at 7), and neither engine gives back the numbers
-// of rolled-back inserts.
+// The monitor log on PostgreSQL and MySQL: processes sharing a database
+// catch up with the embedded monitor's log by sequence number: a monitor
+// that has applied the log up to n reads the entries after n. That is only
+// right if no entry numbered n or less can still commit after the reader
+// passed it. An identity or AUTO_INCREMENT column numbers entries when
+// they are inserted, not when they commit (ingest A takes 7, ingest B
+// takes 8 and commits first, a reader applies 8 and never looks back at
+// 7), and neither engine gives back the numbers of rolled-back inserts.
 //
 // So both stores start every monitor write transaction (UpdateMonitor,
 // and the marks part of an ingest) by locking the counter row

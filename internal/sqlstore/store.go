@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -121,12 +122,10 @@ const chunk = crawlkeeper.DefaultBatchSize
 
 // Chunks calls fn with runs of at most chunk elements of xs.
 func Chunks[T any](xs []T, fn func([]T) error) error {
-	for len(xs) > 0 {
-		n := min(len(xs), chunk)
-		if err := fn(xs[:n]); err != nil {
+	for c := range slices.Chunk(xs, chunk) {
+		if err := fn(c); err != nil {
 			return err
 		}
-		xs = xs[n:]
 	}
 	return nil
 }
@@ -171,8 +170,7 @@ func (s *Store) Journal(ctx context.Context, kind string, limit int) ([]crawlkee
 		limit = 100
 	}
 	out := []crawlkeeper.JournalEntry{}
-	rows, err := s.e.Reader().Query(ctx, `SELECT seq, kind, at, body FROM journal WHERE kind = ? ORDER BY seq DESC LIMIT ?`, kind, limit)
-	err = Each(rows, err, func(rows Rows) error {
+	err := EachRow(ctx, s.e.Reader(), func(rows Rows) error {
 		var e crawlkeeper.JournalEntry
 		var at int64
 		var body []byte
@@ -182,7 +180,7 @@ func (s *Store) Journal(ctx context.Context, kind string, limit int) ([]crawlkee
 		e.At, e.Body = crawlkeeper.MicrosTime(at), body
 		out = append(out, e)
 		return nil
-	})
+	}, `SELECT seq, kind, at, body FROM journal WHERE kind = ? ORDER BY seq DESC LIMIT ?`, kind, limit)
 	if err != nil {
 		return nil, s.e.Wrap("journal", err)
 	}
@@ -245,8 +243,7 @@ func (s *Store) DeadLetters(ctx context.Context, limit int) ([]crawlkeeper.DeadL
 		limit = 1000
 	}
 	out := []crawlkeeper.DeadLetter{}
-	rows, err := s.e.Reader().Query(ctx, `SELECT id, version, processor, error, failures, at FROM dead_letters ORDER BY at, id LIMIT ?`, limit)
-	err = Each(rows, err, func(rows Rows) error {
+	err := EachRow(ctx, s.e.Reader(), func(rows Rows) error {
 		var d crawlkeeper.DeadLetter
 		var at int64
 		var msg []byte
@@ -256,7 +253,7 @@ func (s *Store) DeadLetters(ctx context.Context, limit int) ([]crawlkeeper.DeadL
 		d.Error, d.At = string(msg), crawlkeeper.MicrosTime(at)
 		out = append(out, d)
 		return nil
-	})
+	}, `SELECT id, version, processor, error, failures, at FROM dead_letters ORDER BY at, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, s.e.Wrap("dead letters", err)
 	}
