@@ -46,11 +46,10 @@ const (
 )
 
 // decodeRecrawlPack reads a packed value of RecrawlPackSize bytes: id,
-// last_updated_at, event_at (or the smallest int64 for none),
-// fetch_refetches (or -1 for counters not kept), fetch_changes,
+// last_updated_at, event_at, fetch_refetches, fetch_changes,
 // fetch_changed_us, fetch_unchanged_us and fetch_changed_log in
-// millionths. It returns the event date apart (EventAt nil), for the
-// caller to place.
+// millionths, NULLs as above. It returns the event date apart (EventAt
+// nil), for the caller to place.
 func decodeRecrawlPack(b []byte) (id int64, st recrawl.FetchStats, event *time.Time) {
 	var v [7]int64
 	id = int64(binary.BigEndian.Uint64(b))
@@ -140,7 +139,7 @@ func (s *Store) recrawlPacked(ctx context.Context, p RecrawlPacker, source strin
 	blocks := make([][][]packedRow, parts)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
-	for k := int64(0); k < parts; k++ {
+	for k := range parts {
 		from := lo.Int64 + (hi.Int64-lo.Int64)/parts*k
 		to := lo.Int64 + (hi.Int64-lo.Int64)/parts*(k+1)
 		cond := `last_updated_at >= ? AND last_updated_at < ?`
@@ -209,10 +208,8 @@ func (s *Store) recrawlPacked(ctx context.Context, p RecrawlPacker, source strin
 func (s *Store) RecrawlNames(ctx context.Context, source string, ids []int64) ([]crawlkeeper.RecrawlName, error) {
 	var out []crawlkeeper.RecrawlName
 	scan := func(rows Rows) error {
-		var (
-			n   crawlkeeper.RecrawlName
-			src string
-		)
+		var n crawlkeeper.RecrawlName
+		var src string
 		if err := rows.Scan(&n.ID, &src, &n.URL, &n.Target); err != nil {
 			return err
 		}
