@@ -2,8 +2,8 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
@@ -25,7 +25,7 @@ func (e engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, c
 		verb = "REPLACE"
 	}
 	for _, c := range e.chunks(rows) {
-		if _, err := tx.Exec(ctx, verb+" INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES "+tuples(len(c), len(cols)), flatten(c)...); err != nil {
+		if _, err := tx.Exec(ctx, verb+" INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES "+tuples(len(c), len(cols)), slices.Concat(c...)...); err != nil {
 			return err
 		}
 	}
@@ -35,18 +35,15 @@ func (e engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, c
 // Update implements sqlstore.Bulk. Rows matched count even when their
 // values are as written (the connection's ClientFoundRows).
 func (e engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
-	sets := make([]string, len(set))
-	for i, c := range set {
-		sets[i] = "t." + c + " = u." + c
-	}
-	on := make([]string, len(match))
-	for i, c := range match {
-		on[i] = "t." + c + " = u." + c
+	cols := slices.Concat(match, set)
+	eq := make([]string, len(cols))
+	for i, c := range cols {
+		eq[i] = "t." + c + " = u." + c
 	}
 	var n int64
 	for _, c := range e.chunks(rows) {
-		k, err := tx.Exec(ctx, "UPDATE "+table+" t JOIN "+derived(append(append([]string(nil), match...), set...), len(c))+" u ON "+
-			strings.Join(on, " AND ")+" SET "+strings.Join(sets, ", "), flatten(c)...)
+		k, err := tx.Exec(ctx, "UPDATE "+table+" t JOIN "+derived(cols, len(c))+" u ON "+
+			strings.Join(eq[:len(match)], " AND ")+" SET "+strings.Join(eq[len(match):], ", "), slices.Concat(c...)...)
 		if err != nil {
 			return n, err
 		}
@@ -63,19 +60,11 @@ func (e engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, c
 		cols[i], on[i] = col, "t."+col+" "+op+" u."+col
 	}
 	for _, c := range e.chunks(rows) {
-		if _, err := tx.Exec(ctx, "DELETE t FROM "+table+" t JOIN "+derived(cols, len(c))+" u ON "+strings.Join(on, " AND "), flatten(c)...); err != nil {
+		if _, err := tx.Exec(ctx, "DELETE t FROM "+table+" t JOIN "+derived(cols, len(c))+" u ON "+strings.Join(on, " AND "), slices.Concat(c...)...); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func flatten(rows [][]any) []any {
-	out := make([]any, 0, len(rows)*len(rows[0]))
-	for _, r := range rows {
-		out = append(out, r...)
-	}
-	return out
 }
 
 // LockKeys inserts the missing keys into record_keys and locks the rows of
@@ -91,8 +80,9 @@ func (e engine) LockKeys(ctx context.Context, tx sqlstore.Querier, keys []string
 
 // TakeIDs reserves ids from the counter row meta.next_id outside the
 // caller's transaction, on a connection of its own, so the row is locked
-// only for this statement; LAST_INSERT_ID(expr) returns the new value
-// without a second query.
+// only for this statement and concurrent ingests do not queue on it for
+// the length of their transactions; LAST_INSERT_ID(expr) returns the new
+// value without a second query.
 func (e engine) TakeIDs(ctx context.Context, _ sqlstore.Querier, n int) ([]int64, error) {
 	res, err := e.s.db.ExecContext(ctx, `UPDATE meta SET value = LAST_INSERT_ID(value + ?) WHERE name = 'next_id'`, n)
 	if err != nil {
@@ -131,11 +121,4 @@ func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, 
 		}
 	}
 	return nil
-}
-
-// mysqlTx is a transaction's Querier that keeps the transaction, for the
-// writes still made on it directly.
-type mysqlTx struct {
-	sqlstore.Querier
-	tx *sql.Tx
 }

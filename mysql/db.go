@@ -1,9 +1,6 @@
 // Package mysql is crawlkeeper's MySQL and MariaDB store, through
-// github.com/go-sql-driver/mysql: its engine for the shared SQL store
-// (internal/sqlstore). One SQL dialect serves MySQL 8 and MariaDB 10.11:
-// it keeps the embedded store's tables, columns and indexes (times as Unix
-// microseconds, archived payloads compressed with zstd) on InnoDB, and it
-// is safe for several processes sharing one database.
+// github.com/go-sql-driver/mysql: the engine of internal/sqlstore for
+// MySQL 8 and MariaDB 10.11, in one SQL dialect, on InnoDB.
 //
 // Keys are locked through record_keys (sqlstore.Keys), with
 //
@@ -14,14 +11,7 @@
 // Sessions run in READ COMMITTED, so each read after the lock sees every
 // commit before it (InnoDB's default REPEATABLE READ would keep reading
 // the transaction's first snapshot); transactions that lose a deadlock are
-// run again a few times, then fail with ECONFLICT. Ids are taken from the
-// counter row meta.next_id with UPDATE ... LAST_INSERT_ID(...) in an
-// autocommit statement of its own, so concurrent ingests do not queue on
-// the counter for the length of their transactions. Parameters are
-// interpolated on the client (one round trip per statement instead of
-// prepare, execute and close), and multi-row writes are INSERT ... VALUES
-// and UPDATE ... JOIN over a derived table of UNION ALL rows (bulk.go),
-// split only to stay under max_allowed_packet.
+// run again a few times, then fail with ECONFLICT.
 //
 // # MySQL and MariaDB
 //
@@ -155,9 +145,12 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	// variables have different names, before the pool is configured.
 	var version string
 	var packet int
-	err = withDB(cfg, func(db *sql.DB) error {
-		return db.QueryRowContext(ctx, `SELECT VERSION(), @@max_allowed_packet`).Scan(&version, &packet)
-	})
+	probe, err := driver.NewConnector(cfg)
+	if err == nil {
+		db := sql.OpenDB(probe)
+		err = db.QueryRowContext(ctx, `SELECT VERSION(), @@max_allowed_packet`).Scan(&version, &packet)
+		db.Close()
+	}
 	if err != nil {
 		return nil, s.unreachable(err)
 	}
@@ -220,16 +213,6 @@ func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilitySt
 		st.Detail = fmt.Sprintf("innodb_flush_log_at_trx_commit=%d: the server flushes its log about once a second, so a server crash or power loss can lose up to a second of acknowledged batches; the server's administrator sets it to 1 for durability full", flush)
 	}
 	return st, nil
-}
-
-func withDB(cfg *driver.Config, f func(*sql.DB) error) error {
-	conn, err := driver.NewConnector(cfg)
-	if err != nil {
-		return err
-	}
-	db := sql.OpenDB(conn)
-	defer db.Close()
-	return f(db)
 }
 
 func (s *Store) unreachable(err error) error {
@@ -337,10 +320,6 @@ func statements(body string) []string {
 	return out
 }
 
-// maxAttempts bounds how often a transaction that lost a deadlock is run
-// again.
-const maxAttempts = 5
-
 // MySQL error numbers the store handles.
 const (
 	errDupEntry     = 1062
@@ -348,23 +327,6 @@ const (
 	errDeadlock     = 1213
 	errPacketTooBig = 1153
 )
-
-// inTx runs fn in a transaction and commits it, running it again when
-// InnoDB rolled it back to break a deadlock. The session's isolation level
-// is READ COMMITTED (see Open).
-func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	return s.wrap(what, sqlstore.Retry(ctx, maxAttempts, func(err error) bool { return isErr(err, errDeadlock) }, func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
-	}))
-}
 
 func isErr(err error, number uint16) bool {
 	var me *driver.MySQLError

@@ -21,19 +21,32 @@ func (e engine) Reader() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 
 func (e engine) Writer() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 
-// Write runs fn in a READ COMMITTED transaction, again when InnoDB rolled
-// it back to break a deadlock (inTx).
+// maxAttempts bounds how often a transaction that lost a deadlock is run
+// again.
+const maxAttempts = 5
+
+// Write runs fn in a transaction (READ COMMITTED: see Open) and commits
+// it, again when InnoDB rolled it back to break a deadlock.
 func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	return e.s.inTx(ctx, what, func(tx *sql.Tx) error { return fn(mysqlTx{sqlstore.SQL(tx), tx}) })
+	return e.Wrap(what, sqlstore.Retry(ctx, maxAttempts, func(err error) bool { return isErr(err, errDeadlock) }, func() error {
+		tx, err := e.s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(sqlstore.SQL(tx)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}))
 }
 
 func (e engine) Wrap(what string, err error) error { return e.s.wrap(what, err) }
 
 func (engine) Duplicate(err error) bool { return isErr(err, errDupEntry) }
 
-// Upsert is REPLACE, the upsert MySQL and MariaDB spell the same way
-// (VALUES() in ON DUPLICATE KEY UPDATE is deprecated in MySQL 8 and its
-// row alias is MySQL's alone).
+// Upsert is REPLACE, the upsert MySQL and MariaDB spell the same way (see
+// the package documentation).
 func (engine) Upsert(table string, cols []string, nkey int) string {
 	return "REPLACE INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + sqlstore.In(len(cols)) + ")"
 }

@@ -17,21 +17,11 @@ func tuples(n, width int) string {
 // SELECT ... UNION ALL SELECT ...: the one multi-row table literal that
 // MySQL and MariaDB both accept (their VALUES constructors differ).
 func derived(cols []string, n int) string {
-	var b strings.Builder
-	b.WriteString("(SELECT ")
+	first := make([]string, len(cols))
 	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("? AS ")
-		b.WriteString(c)
+		first[i] = "? AS " + c
 	}
-	row := " UNION ALL SELECT " + sqlstore.In(len(cols))
-	for i := 1; i < n; i++ {
-		b.WriteString(row)
-	}
-	b.WriteString(")")
-	return b.String()
+	return "(SELECT " + strings.Join(first, ", ") + strings.Repeat(" UNION ALL SELECT "+sqlstore.In(len(cols)), n-1) + ")"
 }
 
 // maxRows bounds the rows of one multi-row statement, so the server's
