@@ -110,22 +110,18 @@ func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, col
 
 // Update implements sqlstore.Bulk.
 func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
-	match, set = quote(match), quote(set)
+	cols := quote(slices.Concat(match, set))
+	eq := make([]string, len(cols))
+	for i, col := range cols {
+		eq[i] = col + " = u." + col
+	}
 	var n int64
 	err := rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
-		from, arrays, err := unnest(append(slices.Clone(match), set...), c, 1)
+		from, arrays, err := unnest(cols, c, 1)
 		if err != nil {
 			return err
 		}
-		sets := make([]string, len(set))
-		for i, col := range set {
-			sets[i] = col + " = u." + col
-		}
-		conds := make([]string, len(match))
-		for i, col := range match {
-			conds[i] = "t." + col + " = u." + col
-		}
-		tag, err := r.Exec(ctx, "UPDATE "+table+" t SET "+strings.Join(sets, ", ")+" FROM "+from+" WHERE "+strings.Join(conds, " AND "), arrays...)
+		tag, err := r.Exec(ctx, "UPDATE "+table+" t SET "+strings.Join(eq[len(match):], ", ")+" FROM "+from+" WHERE t."+strings.Join(eq[:len(match)], " AND t."), arrays...)
 		n += tag.RowsAffected()
 		return err
 	})

@@ -1,10 +1,5 @@
 // Package postgres is crawlkeeper's PostgreSQL store, through
-// github.com/jackc/pgx/v5: its engine for the shared SQL store
-// (internal/sqlstore), with the embedded store's tables, columns and
-// indexes (times as Unix microseconds), so records read back the same on
-// every backend, safe for several processes sharing one database.
-// Archived payloads are stored as they are and compressed by PostgreSQL
-// itself when large (see move.go).
+// github.com/jackc/pgx/v5: the engine of internal/sqlstore for PostgreSQL.
 //
 // Keys are locked through record_keys (sqlstore.Keys), with
 //
@@ -17,8 +12,7 @@
 // thousands of advisory locks could. Transactions run in READ COMMITTED,
 // so each statement after the lock sees every commit before it; those
 // that lose a deadlock or serialization race are run again a few times,
-// then fail with ECONFLICT. Ids come from the sequence record_ids. Multi-row
-// writes are one statement over unnest() arrays (bulk.go).
+// then fail with ECONFLICT.
 //
 // PostgreSQL text cannot hold the NUL character, which a crawler may put
 // in a title, URL or source. Text columns therefore store NUL as U+FFFF
@@ -199,19 +193,6 @@ func (s *Store) migrate(ctx context.Context) error {
 	})
 }
 
-// maxAttempts bounds how often a transaction that lost a deadlock or a
-// serialization race is run again.
-const maxAttempts = 5
-
-// inTx runs fn in a READ COMMITTED transaction and commits it, running it
-// again when PostgreSQL aborted it to break a deadlock or a serialization
-// conflict. fn must not keep results of an aborted attempt.
-func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error) error {
-	return s.wrap(what, sqlstore.Retry(ctx, maxAttempts, retryable, func() error {
-		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
-	}))
-}
-
 // retryable reports whether err aborted a transaction that may succeed
 // when run again.
 func retryable(err error) bool {
@@ -256,32 +237,21 @@ func (s *Store) wrap(what string, err error) error {
 }
 
 // The text escape for NUL, which PostgreSQL text cannot hold (see the
-// package documentation).
-const (
-	textEsc = "\uffff"
-	escNUL  = textEsc + "0"
-	escEsc  = textEsc + textEsc
+// package documentation). The replacers work on bytes, so any string
+// round-trips, valid UTF-8 or not.
+const textEsc = "\uffff"
+
+var (
+	encoder = strings.NewReplacer("\x00", textEsc+"0", textEsc, textEsc+textEsc)
+	decoder = strings.NewReplacer(textEsc+"0", "\x00", textEsc+textEsc, textEsc)
 )
 
-// enc returns s as stored in a text column. It works on bytes, so it
-// round-trips any string, valid UTF-8 or not.
+// enc returns s as stored in a text column.
 func enc(s string) string {
 	if strings.IndexByte(s, 0) < 0 && !strings.Contains(s, textEsc) {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == 0:
-			b.WriteString(escNUL)
-		case strings.HasPrefix(s[i:], textEsc):
-			b.WriteString(escEsc)
-			i += len(textEsc) - 1
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
+	return encoder.Replace(s)
 }
 
 // dec is the inverse of enc.
@@ -289,28 +259,5 @@ func dec(s string) string {
 	if !strings.Contains(s, textEsc) {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if strings.HasPrefix(s[i:], escNUL) {
-			b.WriteByte(0)
-			i += len(escNUL) - 1
-			continue
-		}
-		if strings.HasPrefix(s[i:], escEsc) {
-			b.WriteString(textEsc)
-			i += len(escEsc) - 1
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// encAll applies enc to each string.
-func encAll(xs []string) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = enc(x)
-	}
-	return out
+	return decoder.Replace(s)
 }

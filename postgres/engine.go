@@ -26,10 +26,16 @@ func (e engine) Reader() sqlstore.Querier { return pgQuerier{e.s.pool} }
 
 func (e engine) Writer() sqlstore.Querier { return pgQuerier{e.s.pool} }
 
-// Write runs fn in a READ COMMITTED transaction, again when PostgreSQL
-// aborted it to break a deadlock or a serialization conflict (inTx).
+// maxAttempts bounds how often a transaction that lost a deadlock or a
+// serialization race is run again.
+const maxAttempts = 5
+
+// Write runs fn in a READ COMMITTED transaction and commits it, again when
+// PostgreSQL aborted it to break a deadlock or a serialization conflict.
 func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	return e.s.inTx(ctx, what, func(tx pgx.Tx) error { return fn(pgQuerier{tx}) })
+	return e.Wrap(what, sqlstore.Retry(ctx, maxAttempts, retryable, func() error {
+		return pgx.BeginTxFunc(ctx, e.s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error { return fn(pgQuerier{tx}) })
+	}))
 }
 
 func (e engine) Wrap(what string, err error) error { return e.s.wrap(what, err) }
@@ -105,7 +111,11 @@ func encArgs(args []any) []any {
 				v = e
 			}
 		case []string:
-			v = encAll(x)
+			e := make([]string, len(x))
+			for j, s := range x {
+				e[j] = enc(s)
+			}
+			v = e
 		}
 		if v != nil {
 			if out == nil {
@@ -185,8 +195,11 @@ func rebind(q string) string {
 // indexed with (see search.go).
 func (engine) SearchCols() string { return "search_text, search_config" }
 
+// SearchArgs are the search text, never NULL once a record is written by
+// a version that knows search, and its configuration.
 func (engine) SearchArgs(r *crawlkeeper.Record) []any {
-	return []any{searchTextArg(r), searchConfig(r.SearchLanguage)}
+	text := r.SearchText
+	return []any{&text, searchConfig(r.SearchLanguage)}
 }
 
 // SearchDest scans the search text and its configuration.
@@ -224,10 +237,6 @@ func (e engine) Move(ctx context.Context, tx sqlstore.Querier, moves []crawlkeep
 // NextIDQuery reads what the sequence hands out next without taking it.
 func (engine) NextIDQuery() string {
 	return `SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM record_ids`
-}
-
-func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
-	return e.s.checkSearch(ctx, add)
 }
 
 // View runs fn in a read-only REPEATABLE READ transaction: one snapshot,

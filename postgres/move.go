@@ -26,11 +26,9 @@ import (
 
 // moveSQL moves the records of $1..$4 and $7 (id, version,
 // last_updated_at, reason, event cutoff or NULL) whose keys are among $5,
-// archived at $6, and returns their ids. A move of the event rule also
-// checks that the record's event_at is still at or before the cutoff
-// (crawlkeeper.Move.EventStillDue).
-// The columns are the shared store's (sqlstore.Store.RecordCols), so a
-// column the records gain moves with them.
+// archived at $6, and returns their ids. The columns are the shared
+// store's (sqlstore.Store.RecordCols), so a column the records gain moves
+// with them.
 func moveSQL(recordCols string) string {
 	return `WITH u AS (
 		SELECT DISTINCT ON (u.id) u.id, u.version, u.updated, u.reason, u.ecut
@@ -83,21 +81,17 @@ func move(ctx context.Context, tx pgx.Tx, recordCols string, moves []crawlkeeper
 		return nil, err
 	}
 	done := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		var source string
-		var dateErrors bool
-		if err := rows.Scan(&id, &source, &dateErrors); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	var id int64
+	var source string
+	var dateErrors bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &source, &dateErrors}, func() error {
 		done[id] = true
 		if dateErrors {
 			errs.AddSource(dec(source), -1)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	moved := make([]int64, 0, len(done))

@@ -27,13 +27,6 @@ func searchConfig(lang string) string {
 	return lang
 }
 
-// searchTextArg is the search_text value of r: never NULL once a record
-// is written by a version that knows search.
-func searchTextArg(r *crawlkeeper.Record) *string {
-	s := r.SearchText
-	return &s
-}
-
 // tsqueryText renders a parsed query in to_tsquery syntax: a phrase's
 // tokens joined by <->, a prefix ending in :*, excluded terms negated with
 // !, all terms joined by &. Tokens are letters and digits only; quoting
@@ -100,15 +93,15 @@ func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, 
 		` t ON t.id = m.id ORDER BY m.score DESC, m.id`, append(args, p.Limit+1)
 }
 
-// checkSearch lists the records written before search existed, and checks
+// CheckSearch lists the records written before search existed, and checks
 // that both GIN indexes exist and are valid (an index left invalid by a
 // failed concurrent build is not used and not kept up to date). The
 // generated column cannot disagree with search_text, so there are no
 // orphan entries to look for.
-func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	for _, table := range []string{"active", "archive"} {
 		var valid bool
-		err := s.pool.QueryRow(ctx, `SELECT coalesce(bool_and(i.indisvalid AND i.indisready), false) FROM pg_index i
+		err := e.s.pool.QueryRow(ctx, `SELECT coalesce(bool_and(i.indisvalid AND i.indisready), false) FROM pg_index i
 			JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, table+"_search").Scan(&valid)
 		if err != nil {
 			return fmt.Errorf("check search: %w", err)
@@ -116,8 +109,8 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		if !valid {
 			add(crawlkeeper.Violation{Kind: "search_index", Message: fmt.Sprintf("the full-text index %s_search is missing or invalid: recreate it with REINDEX INDEX %s_search", table, table)})
 		}
-		if err := s.SearchTextMissing(ctx, table, add); err != nil {
-			return s.wrap("check search", err)
+		if err := e.s.SearchTextMissing(ctx, table, add); err != nil {
+			return e.Wrap("check search", err)
 		}
 	}
 	return nil
