@@ -15,20 +15,12 @@ import (
 func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 	out := make([]crawlkeeper.DueRecord, 0, strings.Count(packed, ";")+1)
 	for packed != "" {
-		row := packed
-		if i := strings.IndexByte(packed, ';'); i >= 0 {
-			row, packed = packed[:i], packed[i+1:]
-		} else {
-			packed = ""
-		}
+		var row string
+		row, packed, _ = strings.Cut(packed, ";")
 		var f [4]int64
 		for k := range f {
-			field := row
-			if j := strings.IndexByte(row, ','); j >= 0 {
-				field, row = row[:j], row[j+1:]
-			} else {
-				row = ""
-			}
+			var field string
+			field, row, _ = strings.Cut(row, ",")
 			n, err := strconv.ParseInt(field, 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("select due: bad row value %q", field)
@@ -38,10 +30,7 @@ func parseDue(packed string) ([]crawlkeeper.DueRecord, error) {
 		out = append(out, crawlkeeper.DueRecord{ID: f[0], Version: f[1], LastUpdatedAt: crawlkeeper.MicrosTime(f[2]), At: crawlkeeper.MicrosTime(f[3])})
 	}
 	byCursor := func(a, b crawlkeeper.DueRecord) int {
-		if c := a.At.Compare(b.At); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID))
 	}
 	// Usually already in order: checking is one pass.
 	if !slices.IsSortedFunc(out, byCursor) {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,11 +40,7 @@ const updateChunk = 200
 func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
 	var n int64
 	for len(rows) >= updateChunk {
-		var args []any
-		for _, r := range rows[:updateChunk] {
-			args = append(args, r...)
-		}
-		k, err := tx.Exec(ctx, updateValuesSQL(table, match, set), args...)
+		k, err := tx.Exec(ctx, updateValuesSQL(table, match, set), slices.Concat(rows[:updateChunk]...)...)
 		if err != nil {
 			return n, err
 		}
@@ -65,8 +62,7 @@ func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, mat
 	for _, r := range rows {
 		// The statement's placeholders are the set values, then the
 		// match values.
-		args := append(append(make([]any, 0, len(r)), r[len(match):]...), r[:len(match)]...)
-		k, err := tx.Exec(ctx, q, args...)
+		k, err := tx.Exec(ctx, q, slices.Concat(r[len(match):], r[:len(match)])...)
 		if err != nil {
 			return n, err
 		}

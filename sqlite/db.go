@@ -6,9 +6,10 @@
 // synchronous=FULL by default: a committed transaction is on disk when
 // Commit returns and survives a power loss. With durability normal it runs
 // synchronous=NORMAL, which survives a killed process but may lose the last
-// commits to an operating-system crash or a power loss. All writes go through one connection that begins transactions
-// with BEGIN IMMEDIATE, so concurrent writers queue instead of failing with
-// SQLITE_BUSY when a read transaction tries to upgrade.
+// commits to an operating-system crash or a power loss. All writes go
+// through one connection that begins transactions with BEGIN IMMEDIATE, so
+// concurrent writers queue instead of failing with SQLITE_BUSY when a read
+// transaction tries to upgrade.
 package sqlite
 
 import (

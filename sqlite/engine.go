@@ -37,7 +37,7 @@ func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Quer
 		return e.Wrap(what+": begin", err)
 	}
 	defer tx.Rollback()
-	w := e.s.newWriter(ctx, tx)
+	w := &writer{ctx: ctx, s: e.s, tx: tx, stmts: map[string]*sql.Stmt{}}
 	defer w.close()
 	if err := fn(w); err != nil {
 		return e.Wrap(what, err)
@@ -92,42 +92,15 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// The writer of a transaction is its Querier: Exec borrows statements from
-// the writer connection's cache.
-
-func (w *writer) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := w.exec(query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-func (w *writer) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	rows, err := w.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return sqlstore.SQLRows{Rows: rows}, nil
-}
-
-func (w *writer) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return w.tx.QueryRowContext(ctx, query, args...)
-}
-
 // TitleMatch uses LIKE, which SQLite compares without regard to the case
 // of ASCII letters.
 func (engine) TitleMatch() (string, byte) { return `title LIKE ? ESCAPE '\'`, '\\' }
 
 // DueFrom names the rule's index: SQLite's planner would otherwise read
-// the table in id order when a source filter looks selective.
+// the table in id order when a source filter looks selective. DueAfter is
+// the default row value, which keeps the plan a single range on the index;
+// the equivalent OR would make SQLite merge two ranges and sort.
 func (engine) DueFrom(col string) string { return "active INDEXED BY active_" + col }
-
-// DueAfter is a row value, which keeps the plan a single range on the
-// index; the equivalent OR would make SQLite merge two ranges and sort.
-func (engine) DueAfter(col string, at, id int64) (string, []any) {
-	return "(" + col + ", id) > (?, ?)", []any{at, id}
-}
 
 // ReadDue returns the page as one text value: with the pure-Go driver
 // each row and column returned costs more than SQLite's own work per index
@@ -150,10 +123,6 @@ func (engine) ReleaseKeys(context.Context, sqlstore.Querier, []string) error { r
 
 func (engine) Greatest() string { return "max" }
 
-func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
-	return e.s.checkSearch(ctx, add)
-}
-
 // View runs fn in a read transaction on a reader connection: WAL gives it
 // one snapshot.
 func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
@@ -167,8 +136,6 @@ func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Queri
 
 // MonitorName is text: the monitor's name columns are TEXT.
 func (engine) MonitorName(name string) any { return name }
-
-func (engine) MonitorChunk() int { return 0 }
 
 // TableBytes sums the pages of the table's b-tree and of its indexes
 // (SQLite's dbstat virtual table).

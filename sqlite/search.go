@@ -16,10 +16,10 @@ import (
 // Triggers note every insert, delete and search text change of the record
 // tables in search_pending, and commitWrite applies the notes to the
 // index just before each write transaction commits, so the index changes
-// in the same transaction as the records, in one bulk write per batch. The search text is folded and tokenised in Go
-// (crawlkeeper.SearchText), so the index agrees with the other stores;
-// FTS5 supplies the inverted index, phrase and prefix matching and BM25
-// ranking.
+// in the same transaction as the records, in one bulk write per batch.
+// The search text is folded and tokenised in Go (crawlkeeper.SearchText),
+// so the index agrees with the other stores; FTS5 supplies the inverted
+// index, phrase and prefix matching and BM25 ranking.
 
 var _ crawlkeeper.SearchStore = (*Store)(nil)
 
@@ -115,17 +115,17 @@ func (s *Store) commitWrite(ctx context.Context, tx *sql.Tx) error {
 	return tx.Commit()
 }
 
-// checkSearch verifies both FTS5 indexes against their tables: every
+// CheckSearch verifies both FTS5 indexes against their tables: every
 // record with a search text has an index entry (FTS5's docsize row, keyed
 // by the record id) and every entry has its record, each violation named
 // by id. When no record lacks a search text, FTS5's own integrity check
 // also compares every token of the index with the stored texts. Records
 // written before search existed (search_text NULL) are listed.
-func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
-	for _, table := range []string{"active", "archive"} {
+func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+	for k, table := range []string{"active", "archive"} {
 		fts := table + "_search"
 		probes := []struct{ kind, query, msg string }{
-			{"search_pending", `SELECT id, '' FROM search_pending WHERE tbl = ` + fmt.Sprint(map[string]int{"active": 0, "archive": 1}[table]),
+			{"search_pending", `SELECT id, '' FROM search_pending WHERE tbl = ` + fmt.Sprint(k),
 				"a committed write left the full-text index of %s without its change for record %d: run crawlkeeper search --reindex"},
 			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NULL`, ""},
 			{"search_missing", `SELECT id, key FROM ` + table + ` t WHERE search_text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ` + fts + `_docsize d WHERE d.id = t.id)`,
@@ -135,16 +135,11 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		}
 		found := 0
 		for _, p := range probes {
-			rows, err := s.r.QueryContext(ctx, p.query+` LIMIT ?`, sqlstore.MaxViolations)
-			if err != nil {
-				return fmt.Errorf("check search: %w", err)
-			}
-			for rows.Next() {
+			err := sqlstore.EachRow(ctx, sqlstore.SQL(e.s.r), func(rows sqlstore.Rows) error {
 				var id int64
 				var key string
 				if err := rows.Scan(&id, &key); err != nil {
-					rows.Close()
-					return fmt.Errorf("check search: %w", err)
+					return err
 				}
 				found++
 				if p.msg == "" {
@@ -152,16 +147,16 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 				} else {
 					add(crawlkeeper.Violation{Kind: p.kind, ID: id, Key: key, Message: fmt.Sprintf(p.msg, table, id)})
 				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+				return nil
+			}, p.query+` LIMIT ?`, sqlstore.MaxViolations)
+			if err != nil {
 				return fmt.Errorf("check search: %w", err)
 			}
 		}
 		if found > 0 {
 			continue
 		}
-		if _, err := s.w.ExecContext(ctx, `INSERT INTO `+fts+` (`+fts+`, rank) VALUES ('integrity-check', 1)`); err != nil {
+		if _, err := e.s.w.ExecContext(ctx, `INSERT INTO `+fts+` (`+fts+`, rank) VALUES ('integrity-check', 1)`); err != nil {
 			add(crawlkeeper.Violation{Kind: "search_index", Message: fmt.Sprintf("the full-text index of %s does not match the records' search text (%v): run crawlkeeper search --reindex", table, err)})
 		}
 	}
