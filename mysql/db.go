@@ -335,10 +335,7 @@ func isErr(err error, number uint16) bool {
 
 // wrap maps err to the application's error codes.
 func (s *Store) wrap(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if known, ok := sqlstore.Known(err); ok {
+	if known, ok := sqlstore.Known(err); ok || err == nil {
 		return known
 	}
 	switch {

@@ -76,10 +76,6 @@ func (engine) DueAfter(col string, at, id int64) (string, []any) {
 	return "(" + col + " > ? OR (" + col + " = ? AND id > ?))", []any{at, at, id}
 }
 
-func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
-	return e.s.checkSearch(ctx, add)
-}
-
 // View runs fn in a read-only REPEATABLE READ transaction: one snapshot
 // (InnoDB's consistent read), and writers never wait for it.
 func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {

@@ -109,12 +109,12 @@ func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, 
 		` ORDER BY score DESC, id LIMIT ?) m JOIN ` + table + ` t ON t.id = m.id ORDER BY m.score DESC, m.id`, append(args, p.Limit+1)
 }
 
-// checkSearch lists the records written before search existed and checks
+// CheckSearch lists the records written before search existed and checks
 // that both FULLTEXT indexes exist; InnoDB maintains their entries itself.
-func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
+func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error {
 	for _, table := range []string{"active", "archive"} {
 		var n int
-		err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.STATISTICS
+		err := e.s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.STATISTICS
 			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ? AND INDEX_TYPE = 'FULLTEXT'`, table, table+"_search").Scan(&n)
 		if err != nil {
 			return fmt.Errorf("check search: %w", err)
@@ -122,8 +122,8 @@ func (s *Store) checkSearch(ctx context.Context, add func(crawlkeeper.Violation)
 		if n == 0 {
 			add(crawlkeeper.Violation{Kind: "search_index", Message: fmt.Sprintf("the FULLTEXT index %s_search is missing: recreate it with ALTER TABLE %s ADD FULLTEXT INDEX %s_search (search_text)", table, table, table)})
 		}
-		if err := s.SearchTextMissing(ctx, table, add); err != nil {
-			return s.wrap("check search", err)
+		if err := e.s.SearchTextMissing(ctx, table, add); err != nil {
+			return e.Wrap("check search", err)
 		}
 	}
 	return nil

@@ -208,10 +208,7 @@ func retryable(err error) bool {
 
 // wrap maps err to the application's error codes.
 func (s *Store) wrap(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if known, ok := sqlstore.Known(err); ok {
+	if known, ok := sqlstore.Known(err); ok || err == nil {
 		return known
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

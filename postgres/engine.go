@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strconv"
 	"strings"
@@ -208,10 +209,8 @@ func (engine) SearchDest(dest []any, v *sqlstore.SearchScan) []any {
 }
 
 // SearchRead takes the search text and its configuration.
-func (engine) SearchRead(v *sqlstore.SearchScan, r *crawlkeeper.Record) {
-	if v.Text.Valid {
-		r.SearchText = v.Text.String
-	}
+func (e engine) SearchRead(v *sqlstore.SearchScan, r *crawlkeeper.Record) {
+	e.Defaults.SearchRead(v, r)
 	r.SearchLanguage = v.Language
 }
 
@@ -251,12 +250,9 @@ func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Queri
 // TableBytes is pg_total_relation_size: the heap, its TOAST table and
 // every index.
 func (e engine) TableBytes(ctx context.Context, table string) (int64, error) {
-	var n *int64
+	var n sql.NullInt64
 	err := e.s.pool.QueryRow(ctx, `SELECT pg_total_relation_size(to_regclass($1))`, table).Scan(&n)
-	if n == nil {
-		return 0, err
-	}
-	return *n, err
+	return n.Int64, err
 }
 
 // MonitorDictBlock keeps a dictionary block under the TOAST threshold

@@ -14,6 +14,16 @@ import (
 // multi-row statements would save little and cost a statement for each
 // batch size. Updates of many rows are the exception (updateChunk).
 
+// execRows runs q once with each row.
+func execRows(ctx context.Context, tx sqlstore.Querier, q string, rows [][]any) error {
+	for _, r := range rows {
+		if _, err := tx.Exec(ctx, q, r...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Insert implements sqlstore.Bulk.
 func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, cols []string, rows [][]any, key int) error {
 	verb := "INSERT"
@@ -21,12 +31,7 @@ func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, col
 		verb = "INSERT OR REPLACE"
 	}
 	q := verb + " INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + sqlstore.In(len(cols)) + ")"
-	for _, r := range rows {
-		if _, err := tx.Exec(ctx, q, r...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return execRows(ctx, tx, q, rows)
 }
 
 // updateChunk is the number of rows one UPDATE ... FROM (VALUES ...)
@@ -95,12 +100,7 @@ func (engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, con
 		where[i] = c + " ?"
 	}
 	q := "DELETE FROM " + table + " WHERE " + strings.Join(where, " AND ")
-	for _, r := range rows {
-		if _, err := tx.Exec(ctx, q, r...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return execRows(ctx, tx, q, rows)
 }
 
 // LockKeys does nothing: a write transaction is SQLite's only writer.
@@ -131,10 +131,5 @@ func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, 
 	}
 	q := "INSERT INTO " + table + " (source, shard, " + strings.Join(counters, ", ") + ") VALUES (?, 0, " + sqlstore.In(len(counters)) +
 		") ON CONFLICT (source, shard) DO UPDATE SET " + strings.Join(set, ", ")
-	for _, r := range rows {
-		if _, err := tx.Exec(ctx, q, r...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return execRows(ctx, tx, q, rows)
 }

@@ -19,8 +19,7 @@ type engine struct {
 var _ sqlstore.Engine = engine{}
 
 // Reader reads through statements prepared once on the reader pool
-// (readStmt): preparing costs about as much as reading a thousand index
-// entries, and the store's reads are a few shapes run again and again.
+// (readStmt): the store's reads are a few shapes run again and again.
 func (e engine) Reader() sqlstore.Querier { return readQuerier{e.s} }
 
 // Writer runs a statement on the writer connection; it waits for a write
