@@ -13,6 +13,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
@@ -242,7 +243,10 @@ func dsn(path string, writer bool, d crawlkeeper.Durability) string {
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
-var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
+var (
+	_ crawlkeeper.DurabilityReporter = (*Store)(nil)
+	_ crawlkeeper.LifetimeReader     = (*Store)(nil)
+)
 
 // DurabilityStatus implements crawlkeeper.DurabilityReporter from the
 // writer connection's synchronous setting.
@@ -286,16 +290,7 @@ func (s *Store) Close() error {
 	}
 	s.wstmts = nil
 	s.wstmtMu.Unlock()
-	var first error
-	for _, db := range []*sql.DB{s.r, s.w} {
-		if db == nil {
-			continue
-		}
-		if err := db.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return cmp.Or(s.r.Close(), s.w.Close())
 }
 
 // migrate applies the embedded migrations that the database has not seen,
