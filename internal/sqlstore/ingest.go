@@ -12,8 +12,9 @@ import (
 
 // Keys is what an engine does so that a dedup key is in at most one of the
 // active and archive tables, also while several processes ingest, archive
-// and restore at once. On the server engines a table, record_keys, holds one row per stored key
-// and serves as the lock of that key: every transaction that inserts a
+// and restore at once. On the server engines a table, record_keys, holds
+// one row per stored key and serves as the lock of that key: every
+// transaction that inserts a
 // record or moves one between the tables first inserts its missing keys
 // and row-locks the existing ones, in key order (so two batches wait for
 // each other instead of deadlocking). A process ingesting a key that

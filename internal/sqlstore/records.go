@@ -70,7 +70,7 @@ func (s *Store) cols(archived bool) string {
 // does not need (key_parts, the payload, derived results, search text):
 // most deliveries repeat what is stored, and reading payloads nobody uses
 // would dominate them. The records whose content changes are read again
-// for their payload (loadItems).
+// for their payload (loadByKeys).
 func (s *Store) narrowCols() string {
 	search := Split(s.e.SearchCols())
 	search[0] = "NULL"
