@@ -6,17 +6,18 @@ import (
 	"slices"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // SelectDue implements crawlkeeper.ArchiveStore: a range on the rule's
 // (column, _id) index, walked in that order.
 func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
-	col, err := sqlstore.DueColumn(q.Rule)
+	col, err := storeenc.DueColumn(q.Rule)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +45,7 @@ func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlk
 		// $nor: due by none of them (a missing or null event_at is not due).
 		var due bson.A
 		for _, c := range q.Except {
-			ecol, err := sqlstore.DueColumn(c.Rule)
+			ecol, err := storeenc.DueColumn(c.Rule)
 			if err != nil {
 				return nil, err
 			}
@@ -212,7 +213,7 @@ func (s *Store) archiveMoves(ctx context.Context, moves []crawlkeeper.Move, at t
 	var cand []int64
 	for _, m := range crawlkeeper.PlanMoves(moves, docLookup(cur), func(id int64) *time.Time {
 		if d := cur[id]; d != nil {
-			return sqlstore.Time(d.EventAt)
+			return storeenc.Time(d.EventAt)
 		}
 		return nil
 	}) {
@@ -568,26 +569,26 @@ func (s *Store) Restore(ctx context.Context, ids []int64) ([]int64, error) {
 // UpdateEvents implements crawlkeeper.ArchiveStore with one conditional
 // update per record.
 func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpdate) (int, error) {
-	last := sqlstore.Dedupe(updates, func(u crawlkeeper.EventUpdate) sqlstore.IDVersion {
-		return sqlstore.IDVersion{ID: u.ID, Version: u.Version}
+	last := storeenc.Dedupe(updates, func(u crawlkeeper.EventUpdate) storeenc.IDVersion {
+		return storeenc.IDVersion{ID: u.ID, Version: u.Version}
 	})
-	ok := map[sqlstore.IDVersion]bool{}
+	ok := map[storeenc.IDVersion]bool{}
 	for _, u := range last {
 		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: u.ID}, {Key: "version", Value: u.Version}, unmarked},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "event_at", Value: sqlstore.Micros(u.EventAt)}, {Key: "date_errors", Value: nilIfEmpty(u.DateErrors)}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "event_at", Value: storeenc.Micros(u.EventAt)}, {Key: "date_errors", Value: nilIfEmpty(u.DateErrors)}}},
 				{Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
 		if err != nil {
 			return 0, s.wrap("update events", err)
 		}
 		if res.MatchedCount == 1 {
-			ok[sqlstore.IDVersion{ID: u.ID, Version: u.Version}] = true
+			ok[storeenc.IDVersion{ID: u.ID, Version: u.Version}] = true
 		}
 	}
 	// Count every update that applied, as the embedded store does when it
 	// runs them one by one.
 	n := 0
 	for _, u := range updates {
-		if ok[sqlstore.IDVersion{ID: u.ID, Version: u.Version}] {
+		if ok[storeenc.IDVersion{ID: u.ID, Version: u.Version}] {
 			n++
 		}
 	}

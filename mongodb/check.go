@@ -5,11 +5,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // summaryDoc is the part of a record that Stats and Check read.
@@ -128,11 +129,11 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 	rep := &crawlkeeper.CheckReport{Violations: []crawlkeeper.Violation{}}
 	perKind := map[string]int{}
 	add := func(kind string, id int64, key string, a, b int64) {
-		if perKind[kind] >= sqlstore.MaxViolations {
+		if perKind[kind] >= storeenc.MaxViolations {
 			return
 		}
 		perKind[kind]++
-		rep.Violations = append(rep.Violations, crawlkeeper.Violation{Kind: kind, ID: id, Key: key, Message: sqlstore.ViolationMessage(kind, id, key, a, b)})
+		rep.Violations = append(rep.Violations, crawlkeeper.Violation{Kind: kind, ID: id, Key: key, Message: storeenc.ViolationMessage(kind, id, key, a, b)})
 	}
 	moving, err := s.moving(ctx, nil)
 	if err != nil {

@@ -70,12 +70,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // DefaultDatabase is the database a mongodb:// URL without a path uses.
@@ -143,7 +144,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	if err := durability.Validate(); err != nil {
 		return nil, err
 	}
-	where := sqlstore.Redact(rawURL)
+	where := storeenc.Redact(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", where)
@@ -156,7 +157,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 }
 
 func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeeper.Durability, mustExist bool) (*Store, error) {
-	where := sqlstore.Redact(rawURL)
+	where := storeenc.Redact(rawURL)
 	// The defaults come first so that the URL's own options
 	// (serverSelectionTimeoutMS, appName, w, journal) override them.
 	co := options.Client().SetServerSelectionTimeout(15 * time.Second).SetAppName("crawlkeeper")
@@ -166,7 +167,7 @@ func openDatabase(ctx context.Context, rawURL, name string, durability crawlkeep
 	co.ApplyURI(rawURL)
 	client, err := mongo.Connect(co)
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, sqlstore.RedactErr(err, rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, storeenc.RedactErr(err, rawURL))
 	}
 	if err := client.Ping(ctx, nil); err != nil {
 		client.Disconnect(context.WithoutCancel(ctx))
@@ -315,7 +316,7 @@ func (s *Store) createIndexes(ctx context.Context) error {
 func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
-		return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", sqlstore.Redact(baseURL))
+		return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", storeenc.Redact(baseURL))
 	}
 	var b [4]byte
 	rand.Read(b[:])

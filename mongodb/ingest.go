@@ -7,11 +7,12 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // takeIDs reserves n consecutive numbers of the sequence kept in c and
@@ -318,7 +319,7 @@ func (s *Store) updateRecords(ctx context.Context, c *mongo.Collection, changed,
 		models = append(models, condUpdate(r.ID, rev[r.ID], set))
 	}
 	for _, r := range touched {
-		set := bson.D{{Key: "last_updated_at", Value: r.LastUpdatedAt.UnixMicro()}, {Key: "event_at", Value: sqlstore.Micros(r.EventAt)},
+		set := bson.D{{Key: "last_updated_at", Value: r.LastUpdatedAt.UnixMicro()}, {Key: "event_at", Value: storeenc.Micros(r.EventAt)},
 			{Key: "date_errors", Value: r.DateErrors}, {Key: "last_round", Value: r.LastRound}, {Key: "last_target", Value: r.LastTarget},
 			{Key: "fetches", Value: fetchesDoc(r.Fetches)}}
 		models = append(models, condUpdate(r.ID, rev[r.ID], set))

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
-	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
+	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
 
 // recordDoc is a record as stored in the active and archive collections.
@@ -71,11 +72,11 @@ type recordDoc struct {
 // payload.
 func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 	d := &recordDoc{
-		ID: r.ID, Key: r.Key, KeyParts: r.KeyParts, Source: r.Source, Title: r.Title, TitleFold: sqlstore.LowerASCII(r.Title),
+		ID: r.ID, Key: r.Key, KeyParts: r.KeyParts, Source: r.Source, Title: r.Title, TitleFold: storeenc.LowerASCII(r.Title),
 		URL: r.URL, Item: r.Item, ContentHash: r.ContentHash,
 		CrawledAt: r.CrawledAt.UnixMicro(), LastUpdatedAt: r.LastUpdatedAt.UnixMicro(), LastChangedAt: r.LastChangedAt.UnixMicro(),
-		Version: r.Version, EventAt: sqlstore.Micros(r.EventAt), DateErrors: r.DateErrors, ProcessedAt: sqlstore.Micros(r.ProcessedAt),
-		ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain, Derived: sqlstore.Blob(r.Derived), Rev: rev,
+		Version: r.Version, EventAt: storeenc.Micros(r.EventAt), DateErrors: r.DateErrors, ProcessedAt: storeenc.Micros(r.ProcessedAt),
+		ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain, Derived: storeenc.Blob(r.Derived), Rev: rev,
 		SearchText: r.SearchText, LastRound: r.LastRound, LastTarget: r.LastTarget, Fetches: fetchesDoc(r.Fetches),
 	}
 	if d.KeyParts == nil {
@@ -88,7 +89,7 @@ func toDoc(r *crawlkeeper.Record, rev int64) *recordDoc {
 		d.Item = zstd.Compress(nil, r.Item)
 		d.ItemBytes = int64(len(r.Item))
 		d.StoredBytes = int64(len(d.Item))
-		d.ArchivedAt = sqlstore.Micros(r.ArchivedAt)
+		d.ArchivedAt = storeenc.Micros(r.ArchivedAt)
 		d.ArchiveReason = string(r.ArchiveReason)
 	}
 	return d
@@ -116,8 +117,8 @@ func (d *recordDoc) record() (*crawlkeeper.Record, error) {
 	r := &crawlkeeper.Record{
 		ID: d.ID, Key: d.Key, KeyParts: d.KeyParts, Source: d.Source, Title: d.Title, URL: d.URL, Item: d.Item,
 		ContentHash: d.ContentHash, CrawledAt: crawlkeeper.MicrosTime(d.CrawledAt), LastUpdatedAt: crawlkeeper.MicrosTime(d.LastUpdatedAt),
-		LastChangedAt: crawlkeeper.MicrosTime(d.LastChangedAt), Version: d.Version, EventAt: sqlstore.Time(d.EventAt),
-		ProcessedAt: sqlstore.Time(d.ProcessedAt), ProcessedVersion: d.ProcessedVersion, ProcessedChain: d.ProcessedChain,
+		LastChangedAt: crawlkeeper.MicrosTime(d.LastChangedAt), Version: d.Version, EventAt: storeenc.Time(d.EventAt),
+		ProcessedAt: storeenc.Time(d.ProcessedAt), ProcessedVersion: d.ProcessedVersion, ProcessedChain: d.ProcessedChain,
 		SearchText: d.SearchText, LastRound: d.LastRound, LastTarget: d.LastTarget,
 	}
 	if r.KeyParts == nil {
@@ -142,7 +143,7 @@ func (d *recordDoc) record() (*crawlkeeper.Record, error) {
 			return nil, fmt.Errorf("record %d: %w", d.ID, err)
 		}
 		r.Item = raw
-		r.ArchivedAt = sqlstore.Time(d.ArchivedAt)
+		r.ArchivedAt = storeenc.Time(d.ArchivedAt)
 		r.ArchiveReason = crawlkeeper.ArchiveReason(d.ArchiveReason)
 	}
 	return r, nil
@@ -317,7 +318,7 @@ func (s *Store) List(ctx context.Context, q crawlkeeper.RecordQuery) (*crawlkeep
 		filter = append(filter, bson.E{Key: "source", Value: q.Source})
 	}
 	if q.Q != "" {
-		filter = append(filter, bson.E{Key: "title_fold", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(sqlstore.LowerASCII(q.Q))}}})
+		filter = append(filter, bson.E{Key: "title_fold", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(storeenc.LowerASCII(q.Q))}}})
 	}
 	if q.Round != "" {
 		filter = append(filter, bson.E{Key: "last_round", Value: q.Round})

@@ -7,7 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 	"github.com/crawlkeeper/crawlkeeper/recrawl"
 )
 
@@ -46,7 +46,7 @@ func (s *Store) RecrawlRecords(ctx context.Context, source string) ([]recrawl.Re
 			c := crawlkeeper.FetchCounts(*d.Fetches)
 			f = &c
 		}
-		out = append(out, recrawl.Record{ID: d.ID, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(d.LastUpdatedAt), sqlstore.Time(d.EventAt), f)})
+		out = append(out, recrawl.Record{ID: d.ID, Stats: crawlkeeper.RecrawlStats(crawlkeeper.MicrosTime(d.LastUpdatedAt), storeenc.Time(d.EventAt), f)})
 	})
 	if err != nil {
 		return nil, s.wrap("read the recrawl counters", err)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -57,15 +58,15 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	// Writes to one record with different versions cannot both apply, so
 	// keeping the last of each (id, version) gives the same documents as
 	// applying them all.
-	last := sqlstore.Dedupe(ws, func(p crawlkeeper.ProcessedWrite) sqlstore.IDVersion {
-		return sqlstore.IDVersion{ID: p.ID, Version: p.Version}
+	last := storeenc.Dedupe(ws, func(p crawlkeeper.ProcessedWrite) storeenc.IDVersion {
+		return storeenc.IDVersion{ID: p.ID, Version: p.Version}
 	})
-	applied := map[sqlstore.IDVersion]bool{}
+	applied := map[storeenc.IDVersion]bool{}
 	for _, p := range last {
 		set := bson.D{{Key: "processed_at", Value: p.ProcessedAt.UnixMicro()}, {Key: "processed_version", Value: p.Version},
-			{Key: "processed_chain", Value: p.Chain}, {Key: "derived", Value: sqlstore.Blob(p.Derived)}}
+			{Key: "processed_chain", Value: p.Chain}, {Key: "derived", Value: storeenc.Blob(p.Derived)}}
 		if p.SetEvent {
-			set = append(set, bson.E{Key: "event_at", Value: sqlstore.Micros(p.EventAt)}, bson.E{Key: "date_errors", Value: nilIfEmpty(p.DateErrors)})
+			set = append(set, bson.E{Key: "event_at", Value: storeenc.Micros(p.EventAt)}, bson.E{Key: "date_errors", Value: nilIfEmpty(p.DateErrors)})
 		}
 		res, err := s.active.UpdateOne(ctx, bson.D{{Key: "_id", Value: p.ID}, {Key: "version", Value: p.Version}, unmarked},
 			bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
@@ -73,11 +74,11 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 			return nil, s.wrap("write processed", err)
 		}
 		if res.MatchedCount == 1 {
-			applied[sqlstore.IDVersion{ID: p.ID, Version: p.Version}] = true
+			applied[storeenc.IDVersion{ID: p.ID, Version: p.Version}] = true
 		}
 	}
 	for _, p := range ws {
-		if !applied[sqlstore.IDVersion{ID: p.ID, Version: p.Version}] {
+		if !applied[storeenc.IDVersion{ID: p.ID, Version: p.Version}] {
 			skipped = append(skipped, p.ID)
 		}
 	}
@@ -111,7 +112,7 @@ func (s *Store) Freshness(ctx context.Context, q crawlkeeper.FreshnessQuery) (*c
 		if err := cur.Decode(&d); err != nil {
 			return nil, s.wrap("freshness", err)
 		}
-		q.Tally(f, d.ID, d.Version, d.ProcessedVersion, d.ProcessedChain, sqlstore.Time(d.ProcessedAt))
+		q.Tally(f, d.ID, d.Version, d.ProcessedVersion, d.ProcessedChain, storeenc.Time(d.ProcessedAt))
 	}
 	return f, s.wrap("freshness", cur.Err())
 }

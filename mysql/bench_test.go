@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/mysql"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
@@ -84,7 +84,7 @@ func BenchmarkIngest20k(b *testing.B) {
 func rawUpsert(ctx context.Context, s *mysql.Store, recs []*crawlkeeper.Record) error {
 	args := make([]any, 0, 12*len(recs))
 	for _, r := range recs {
-		args = append(args, r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, []byte(r.Item), r.ContentHash,
+		args = append(args, r.ID, r.Key, storeenc.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, []byte(r.Item), r.ContentHash,
 			r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version)
 	}
 	row := "(?,?,?,?,?,?,?,?,?,?,?,?)"

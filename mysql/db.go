@@ -38,9 +38,11 @@ import (
 	"strings"
 	"time"
 
+	driver "github.com/go-sql-driver/mysql"
+
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
-	driver "github.com/go-sql-driver/mysql"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 //go:embed migrations/*.sql
@@ -73,18 +75,18 @@ var _ crawlkeeper.Store = (*Store)(nil)
 func Config(rawURL string) (*driver.Config, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "mysql" && u.Scheme != "mariadb") {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mysql://user:password@host:3306/database", sqlstore.Redact(rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mysql://user:password@host:3306/database", storeenc.Redact(rawURL))
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if db == "" || strings.Contains(db, "/") {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s names no database: use mysql://user:password@host:3306/database", sqlstore.Redact(rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s names no database: use mysql://user:password@host:3306/database", storeenc.Redact(rawURL))
 	}
 	q := u.Query()
 	socket := q.Get("socket")
 	q.Del("socket")
 	cfg, err := driver.ParseDSN("/?" + q.Encode())
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", sqlstore.Redact(rawURL), err)
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", storeenc.Redact(rawURL), err)
 	}
 	if u.User != nil {
 		cfg.User = u.User.Username()
@@ -138,7 +140,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	if err != nil {
 		return nil, err
 	}
-	where := sqlstore.Redact(rawURL)
+	where := storeenc.Redact(rawURL)
 	s := &Store{where: where, durability: durability}
 	s.Store = sqlstore.New(engine{s: s})
 	// A first connection tells MySQL from MariaDB, whose isolation-level

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 	"github.com/crawlkeeper/crawlkeeper/internal/testdb"
 	"github.com/crawlkeeper/crawlkeeper/postgres"
 	"github.com/crawlkeeper/crawlkeeper/storetest"
@@ -85,7 +85,7 @@ func rawUpsert(ctx context.Context, s *postgres.Store, recs []*crawlkeeper.Recor
 	key, parts, source, title, url, hash := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	item := make([][]byte, n)
 	for i, r := range recs {
-		id[i], key[i], parts[i], source[i], title[i], url[i], item[i], hash[i] = r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, r.Item, r.ContentHash
+		id[i], key[i], parts[i], source[i], title[i], url[i], item[i], hash[i] = r.ID, r.Key, storeenc.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, r.Item, r.ContentHash
 		crawled[i], updated[i], changed[i], version[i] = r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version
 	}
 	_, err := s.Pool().Exec(ctx, `INSERT INTO active (id, key, key_parts, source, title, url, item, content_hash, crawled_at, last_updated_at, last_changed_at, version)

@@ -28,11 +28,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 //go:embed migrations/*.sql
@@ -67,14 +69,14 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 // The setting is made by a SET on each new connection rather than as a
 // startup parameter, which connection poolers such as PgBouncer refuse.
 func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions) (*Store, error) {
-	where := sqlstore.Redact(rawURL)
+	where := storeenc.Redact(rawURL)
 	durability := opts.Durability.OrDefault()
 	if err := durability.Validate(); err != nil {
 		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, sqlstore.RedactErr(err, rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, storeenc.RedactErr(err, rawURL))
 	}
 	if _, set := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; !set {
 		setting := "SET synchronous_commit = on"
@@ -88,7 +90,7 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, sqlstore.RedactErr(err, rawURL))
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: %v", where, storeenc.RedactErr(err, rawURL))
 	}
 	s := &Store{pool: pool, where: where, durability: durability}
 	s.Store = sqlstore.New(engine{s: s})

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // NewScratch creates an empty schema named after name on the server of
@@ -17,7 +18,7 @@ import (
 func NewScratch(ctx context.Context, baseURL, name string) (string, func(), error) {
 	conn, err := pgx.Connect(ctx, baseURL)
 	if err != nil {
-		return "", nil, fmt.Errorf("connect to %s: %s", sqlstore.Redact(baseURL), sqlstore.RedactErr(err, baseURL))
+		return "", nil, fmt.Errorf("connect to %s: %s", storeenc.Redact(baseURL), storeenc.RedactErr(err, baseURL))
 	}
 	var b [4]byte
 	rand.Read(b[:])

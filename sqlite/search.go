@@ -8,6 +8,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // Full-text search runs on FTS5 tables in external-content mode
@@ -148,7 +149,7 @@ func (e engine) CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)
 					add(crawlkeeper.Violation{Kind: p.kind, ID: id, Key: key, Message: fmt.Sprintf(p.msg, table, id)})
 				}
 				return nil
-			}, p.query+` LIMIT ?`, sqlstore.MaxViolations)
+			}, p.query+` LIMIT ?`, storeenc.MaxViolations)
 			if err != nil {
 				return fmt.Errorf("check search: %w", err)
 			}

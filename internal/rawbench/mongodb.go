@@ -7,13 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
-	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
+	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
 
 // mongoRaw writes the store's documents with the driver's bulk calls.
@@ -71,11 +72,11 @@ type mongoDoc struct {
 }
 
 func newMongoDoc(r *crawlkeeper.Record) *mongoDoc {
-	d := &mongoDoc{ID: r.ID, Key: r.Key, KeyParts: r.KeyParts, Source: r.Source, Title: r.Title, TitleFold: sqlstore.LowerASCII(r.Title),
+	d := &mongoDoc{ID: r.ID, Key: r.Key, KeyParts: r.KeyParts, Source: r.Source, Title: r.Title, TitleFold: storeenc.LowerASCII(r.Title),
 		URL: r.URL, Item: r.Item, ContentHash: r.ContentHash, CrawledAt: r.CrawledAt.UnixMicro(), LastUpdatedAt: r.LastUpdatedAt.UnixMicro(),
-		LastChangedAt: r.LastChangedAt.UnixMicro(), Version: r.Version, EventAt: sqlstore.Micros(r.EventAt), DateErrors: r.DateErrors,
-		ProcessedAt: sqlstore.Micros(r.ProcessedAt), ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain,
-		Derived: sqlstore.Blob(r.Derived), SearchText: r.SearchText, Rev: 1}
+		LastChangedAt: r.LastChangedAt.UnixMicro(), Version: r.Version, EventAt: storeenc.Micros(r.EventAt), DateErrors: r.DateErrors,
+		ProcessedAt: storeenc.Micros(r.ProcessedAt), ProcessedVersion: r.ProcessedVersion, ProcessedChain: r.ProcessedChain,
+		Derived: storeenc.Blob(r.Derived), SearchText: r.SearchText, Rev: 1}
 	if d.KeyParts == nil {
 		d.KeyParts = []string{}
 	}
@@ -121,9 +122,9 @@ func (s *mongoRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist 
 	models := make([]mongo.WriteModel, len(recs))
 	for i, r := range recs {
 		models[i] = mongo.NewUpdateOneModel().SetFilter(bson.D{{Key: "_id", Value: r.ID}}).SetUpdate(bson.D{{Key: "$set", Value: bson.D{
-			{Key: "title", Value: r.Title}, {Key: "title_fold", Value: sqlstore.LowerASCII(r.Title)}, {Key: "url", Value: r.URL},
+			{Key: "title", Value: r.Title}, {Key: "title_fold", Value: storeenc.LowerASCII(r.Title)}, {Key: "url", Value: r.URL},
 			{Key: "item", Value: []byte(r.Item)}, {Key: "content_hash", Value: r.ContentHash}, {Key: "last_updated_at", Value: r.LastUpdatedAt.UnixMicro()},
-			{Key: "last_changed_at", Value: r.LastChangedAt.UnixMicro()}, {Key: "version", Value: r.Version}, {Key: "event_at", Value: sqlstore.Micros(r.EventAt)},
+			{Key: "last_changed_at", Value: r.LastChangedAt.UnixMicro()}, {Key: "version", Value: r.Version}, {Key: "event_at", Value: storeenc.Micros(r.EventAt)},
 			{Key: "search_text", Value: r.SearchText}}}, {Key: "$inc", Value: bson.D{{Key: "rev", Value: 1}}}})
 	}
 	return batches(models, mongoBulk, func(c []mongo.WriteModel) error {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
 
@@ -36,10 +36,10 @@ func mysqlArgs(r *crawlkeeper.Record, item []byte) []any {
 	if item == nil {
 		item = []byte{}
 	}
-	return append([]any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+	return append([]any{r.ID, r.Key, storeenc.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
-		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt),
-		r.ProcessedVersion, r.ProcessedChain, sqlstore.Blob(r.Derived), mysqlSearchText(r.SearchText)}, rawsql.FetchZero()...)
+		storeenc.Micros(r.EventAt), storeenc.DateErrorsText(r.DateErrors), storeenc.Micros(r.ProcessedAt),
+		r.ProcessedVersion, r.ProcessedChain, storeenc.Blob(r.Derived), mysqlSearchText(r.SearchText)}, rawsql.FetchZero()...)
 }
 
 // mysqlWidth is the values of one row of mysqlCols.

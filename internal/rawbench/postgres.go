@@ -4,11 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/crawlkeeper/crawlkeeper"
-	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // pgRaw sends each piece of work as one pgx batch in one transaction,
@@ -51,14 +52,14 @@ func newPGArrays(recs []*crawlkeeper.Record) (*pgArrays, error) {
 		if err := checkText(r); err != nil {
 			return nil, err
 		}
-		a.id[i], a.key[i], a.keyParts[i], a.source[i], a.title[i], a.url[i] = r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL
-		a.item[i], a.hash[i], a.derived[i], a.chain[i] = r.Item, r.ContentHash, sqlstore.Blob(r.Derived), r.ProcessedChain
+		a.id[i], a.key[i], a.keyParts[i], a.source[i], a.title[i], a.url[i] = r.ID, r.Key, storeenc.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL
+		a.item[i], a.hash[i], a.derived[i], a.chain[i] = r.Item, r.ContentHash, storeenc.Blob(r.Derived), r.ProcessedChain
 		if a.item[i] == nil {
 			a.item[i] = []byte{}
 		}
 		a.crawled[i], a.updated[i], a.changed[i] = r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro()
 		a.version[i], a.processedVersion[i] = r.Version, r.ProcessedVersion
-		a.eventAt[i], a.processedAt[i], a.dateErrors[i] = sqlstore.Micros(r.EventAt), sqlstore.Micros(r.ProcessedAt), sqlstore.DateErrorsText(r.DateErrors)
+		a.eventAt[i], a.processedAt[i], a.dateErrors[i] = storeenc.Micros(r.EventAt), storeenc.Micros(r.ProcessedAt), storeenc.DateErrorsText(r.DateErrors)
 		st := r.SearchText
 		a.searchText[i], a.config[i] = &st, r.SearchLanguage
 		if a.config[i] == "" {

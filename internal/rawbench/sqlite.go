@@ -8,7 +8,7 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/rawbench/rawsql"
-	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
 
@@ -70,9 +70,9 @@ func sqliteArgs(r *crawlkeeper.Record, item []byte) []any {
 	if len(r.Derived) > 0 {
 		derived = []byte(r.Derived)
 	}
-	return append([]any{r.ID, r.Key, sqlstore.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
+	return append([]any{r.ID, r.Key, storeenc.KeyPartsText(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
-		sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), sqlstore.Micros(r.ProcessedAt), r.ProcessedVersion,
+		storeenc.Micros(r.EventAt), storeenc.DateErrorsText(r.DateErrors), storeenc.Micros(r.ProcessedAt), r.ProcessedVersion,
 		r.ProcessedChain, derived, r.SearchText}, rawsql.FetchZero()...)
 }
 
@@ -156,7 +156,7 @@ func (s *sqliteRaw) Change(ctx context.Context, recs []*crawlkeeper.Record, hist
 		defer st.Close()
 		for _, r := range recs {
 			if _, err := st.ExecContext(ctx, r.Title, r.URL, []byte(r.Item), r.ContentHash, r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(),
-				r.Version, sqlstore.Micros(r.EventAt), sqlstore.DateErrorsText(r.DateErrors), r.SearchText, r.ID); err != nil {
+				r.Version, storeenc.Micros(r.EventAt), storeenc.DateErrorsText(r.DateErrors), r.SearchText, r.ID); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // Due is how an engine reads an archive rule's selection: a range on the
@@ -43,7 +44,7 @@ var _ crawlkeeper.ArchiveStore = (*Store)(nil)
 // range on the rule's index and the order is that index's (column, id); the
 // index carries every column read, so only due index entries are read.
 func (s *Store) SelectDue(ctx context.Context, q crawlkeeper.DueQuery) ([]crawlkeeper.DueRecord, error) {
-	col, err := DueColumn(q.Rule)
+	col, err := storeenc.DueColumn(q.Rule)
 	if err != nil {
 		return nil, err
 	}
@@ -273,14 +274,14 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 			}
 		}
 		written = len(apply)
-		apply = Dedupe(apply, func(u crawlkeeper.EventUpdate) int64 { return u.ID })
+		apply = storeenc.Dedupe(apply, func(u crawlkeeper.EventUpdate) int64 { return u.ID })
 		if len(apply) == 0 {
 			return nil
 		}
 		rows := make([][]any, len(apply))
 		errs := crawlkeeper.DateErrorCounts{}
 		for i, u := range apply {
-			rows[i] = []any{u.ID, Micros(u.EventAt), DateErrors(u.DateErrors)}
+			rows[i] = []any{u.ID, storeenc.Micros(u.EventAt), DateErrors(u.DateErrors)}
 			eventErrors(versions, u.ID, u.DateErrors, errs)
 		}
 		if _, err = s.e.Update(ctx, tx, "active", []string{"id"}, []string{"event_at", "date_errors"}, rows); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // probes returns the invariants Check verifies; each query returns (id,
@@ -47,9 +48,9 @@ func (s *Store) Check(ctx context.Context) (*crawlkeeper.CheckReport, error) {
 			var id, a, b int64
 			var key string
 			err := rows.Scan(&id, &key, &a, &b)
-			add(crawlkeeper.Violation{Kind: p.Kind, ID: id, Key: key, Message: ViolationMessage(p.Kind, id, key, a, b)})
+			add(crawlkeeper.Violation{Kind: p.Kind, ID: id, Key: key, Message: storeenc.ViolationMessage(p.Kind, id, key, a, b)})
 			return err
-		}, p.Query+fmt.Sprintf(" LIMIT %d", MaxViolations))
+		}, p.Query+fmt.Sprintf(" LIMIT %d", storeenc.MaxViolations))
 		if err != nil {
 			return nil, s.e.Wrap("check "+p.Kind, err)
 		}

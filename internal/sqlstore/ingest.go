@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 // Keys is what an engine does so that a dedup key is in at most one of the
@@ -261,7 +262,7 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 			item = s.archivePayload(r.Item)
 		}
 		row := []any{r.ID, KeyParts(r.KeyParts), r.Title, r.URL, item, r.ContentHash, r.LastUpdatedAt.UnixMicro(),
-			r.LastChangedAt.UnixMicro(), r.Version, Micros(r.EventAt), DateErrors(r.DateErrors)}
+			r.LastChangedAt.UnixMicro(), r.Version, storeenc.Micros(r.EventAt), DateErrors(r.DateErrors)}
 		row = append(append(row, s.e.SearchArgs(r)...), r.LastRound, r.LastTarget)
 		row = append(row, fetchArgs(r)...)
 		if archived {
@@ -307,7 +308,7 @@ func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, rec
 			plain[g] = append(plain[g], r.ID)
 			continue
 		}
-		full = append(full, append([]any{r.ID, r.LastUpdatedAt.UnixMicro(), Micros(r.EventAt), DateErrors(r.DateErrors), r.LastRound, r.LastTarget}, fetchArgs(r)...))
+		full = append(full, append([]any{r.ID, r.LastUpdatedAt.UnixMicro(), storeenc.Micros(r.EventAt), DateErrors(r.DateErrors), r.LastRound, r.LastTarget}, fetchArgs(r)...))
 	}
 	for _, g := range order {
 		err := Chunks(plain[g], func(c []int64) error {
@@ -332,7 +333,7 @@ func (s *Store) touchRecords(ctx context.Context, tx Querier, archived bool, rec
 
 // sameEvent reports whether next's event fields are stored as old's.
 func sameEvent(old, next *crawlkeeper.Record) bool {
-	a, b := Micros(old.EventAt), Micros(next.EventAt)
+	a, b := storeenc.Micros(old.EventAt), storeenc.Micros(next.EventAt)
 	return (a == nil) == (b == nil) && (a == nil || *a == *b) && slices.Equal(old.DateErrors, next.DateErrors)
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/url"
-	"strings"
 	"syscall"
 
 	"github.com/crawlkeeper/crawlkeeper"
@@ -20,27 +18,6 @@ func NetworkError(err error) bool {
 	var ne net.Error // *net.OpError is one
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
-// Redact hides the password of a store URL for messages and logs.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
-}
-
-// RedactErr returns err's text with the URL's password removed, since
-// parse and driver errors may quote the connection string.
-func RedactErr(err error, raw string) string {
-	msg := err.Error()
-	if u, perr := url.Parse(raw); perr == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			msg = strings.ReplaceAll(msg, p, "xxxxx")
-		}
-	}
-	return msg
 }
 
 // Known returns err when it already carries crawlkeeper's error code, so

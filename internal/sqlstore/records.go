@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 	"github.com/crawlkeeper/crawlkeeper/internal/zstd"
 )
 
@@ -179,8 +180,8 @@ func (s *Store) recordArgs(r *crawlkeeper.Record, item []byte) []any {
 	args := make([]any, 0, 24)
 	args = append(args, r.ID, r.Key, KeyParts(r.KeyParts), r.Source, r.Title, r.URL, item, r.ContentHash,
 		r.CrawledAt.UnixMicro(), r.LastUpdatedAt.UnixMicro(), r.LastChangedAt.UnixMicro(), r.Version,
-		Micros(r.EventAt), DateErrors(r.DateErrors), Micros(r.ProcessedAt), r.ProcessedVersion,
-		r.ProcessedChain, Blob(r.Derived))
+		storeenc.Micros(r.EventAt), DateErrors(r.DateErrors), storeenc.Micros(r.ProcessedAt), r.ProcessedVersion,
+		r.ProcessedChain, storeenc.Blob(r.Derived))
 	args = append(args, s.e.SearchArgs(r)...)
 	return append(append(args, r.LastRound, r.LastTarget), fetchArgs(r)...)
 }
@@ -203,10 +204,10 @@ func (s *Store) archivePayload(item []byte) []byte {
 }
 
 // KeyParts encodes key_parts; a nil slice is stored as [].
-func KeyParts(xs []string) JSONText { return JSONText(KeyPartsText(xs)) }
+func KeyParts(xs []string) JSONText { return JSONText(storeenc.KeyPartsText(xs)) }
 
 // DateErrors encodes date_errors; none is NULL.
-func DateErrors(xs []string) *JSONText { return (*JSONText)(DateErrorsText(xs)) }
+func DateErrors(xs []string) *JSONText { return (*JSONText)(storeenc.DateErrorsText(xs)) }
 
 func notFound(what string) error {
 	return crawlkeeper.Errorf(crawlkeeper.ENOTFOUND, "%s not found", what)

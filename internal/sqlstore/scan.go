@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/storeenc"
 )
 
 var _ crawlkeeper.ScanStore = (*Store)(nil)
@@ -63,7 +64,7 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	if len(ws) == 0 {
 		return []int64{}, nil
 	}
-	ws = Dedupe(ws, func(p crawlkeeper.ProcessedWrite) int64 { return p.ID })
+	ws = storeenc.Dedupe(ws, func(p crawlkeeper.ProcessedWrite) int64 { return p.ID })
 	var skipped []int64
 	err := s.e.Write(ctx, "write processed", func(tx Querier) error {
 		skipped = []int64{}
@@ -78,9 +79,9 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 				skipped = append(skipped, p.ID)
 				continue
 			}
-			row := []any{p.ID, p.ProcessedAt.UnixMicro(), p.Version, p.Chain, Blob(p.Derived)}
+			row := []any{p.ID, p.ProcessedAt.UnixMicro(), p.Version, p.Chain, storeenc.Blob(p.Derived)}
 			if p.SetEvent {
-				event = append(event, append(row, Micros(p.EventAt), DateErrors(p.DateErrors)))
+				event = append(event, append(row, storeenc.Micros(p.EventAt), DateErrors(p.DateErrors)))
 				eventErrors(versions, p.ID, p.DateErrors, errs)
 			} else {
 				plain = append(plain, row)
@@ -118,6 +119,6 @@ func (s *Store) Freshness(ctx context.Context, q crawlkeeper.FreshnessQuery) (*c
 	if err := s.e.Reader().QueryRow(ctx, query, args...).Scan(&f.Active, &f.NeverProcessed, &f.Due, &oldest); err != nil {
 		return nil, s.e.Wrap("freshness", err)
 	}
-	f.OldestProcessedAt = Time(oldest)
+	f.OldestProcessedAt = storeenc.Time(oldest)
 	return f, nil
 }
