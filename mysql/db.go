@@ -176,23 +176,8 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 	// handshake and session setup on every batch.
 	s.db.SetMaxIdleConns(16)
 	s.db.SetConnMaxIdleTime(5 * time.Minute)
-	if opts.MustExist {
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'active'`).Scan(&n); err != nil {
-			s.db.Close()
-			return nil, s.wrap("open", err)
-		}
-		if n == 0 {
-			s.db.Close()
-			return nil, crawlkeeper.NoStoreError(where)
-		}
-	}
-	if err := s.migrate(ctx); err != nil {
-		s.db.Close()
-		return nil, err
-	}
-	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
-		s.db.Close()
+	err = s.Ready(ctx, where, opts.MustExist, `SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'active'`, s.migrate, func() { s.db.Close() })
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -263,9 +248,6 @@ func (s *Store) migrate(ctx context.Context) error {
 		return crawlkeeper.Errorf(crawlkeeper.EUNAVAILABLE, "migrate %s: another process held the migration lock for two minutes; retry", s.where)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK(?)`, lock)
-	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INT NOT NULL PRIMARY KEY, applied_at BIGINT NOT NULL) ENGINE=InnoDB`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
 	return sqlstore.Migrate(ctx, sqlstore.SQL(conn), migrations, func(v int, _, body string) error {
 		for _, stmt := range statements(body) {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil && !alreadyApplied(err) {

@@ -108,25 +108,10 @@ func OpenWith(ctx context.Context, rawURL string, opts crawlkeeper.StoreOptions)
 		pool.Close()
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "database at %s uses encoding %s: crawlkeeper needs a database created with ENCODING 'UTF8'", where, enc)
 	}
-	if opts.MustExist {
-		// The search_path decides, as it does for every query the store
-		// makes.
-		var exists bool
-		if err := pool.QueryRow(ctx, `SELECT to_regclass('active') IS NOT NULL`).Scan(&exists); err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("open %s: %w", where, err)
-		}
-		if !exists {
-			pool.Close()
-			return nil, crawlkeeper.NoStoreError(where)
-		}
-	}
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
-		pool.Close()
+	// With MustExist, the search_path decides, as it does for every query
+	// the store makes.
+	err = s.Ready(ctx, where, opts.MustExist, `SELECT count(to_regclass('active'))`, s.migrate, pool.Close)
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -179,9 +164,6 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: lock: %w", err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(2024120801, hashtext(coalesce(current_schema(), '')))`)
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
 	return sqlstore.Migrate(ctx, pgQuerier{conn}, migrations, func(v int, _, body string) error {
 		return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			// Without arguments pgx uses the simple protocol, which runs

@@ -181,23 +181,8 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	r.SetMaxIdleConns(8)
 	s := &Store{path: path, durability: durability, w: w, r: r}
 	s.Store = sqlstore.New(engine{s: s})
-	if opts.MustExist {
-		var n int
-		if err := r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'active'`).Scan(&n); err != nil {
-			s.Close()
-			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "open %s: %v: is it a crawlkeeper store?", path, err)
-		}
-		if n == 0 {
-			s.Close()
-			return nil, crawlkeeper.NoStoreError(path)
-		}
-	}
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.MigrateMonitorDict(ctx, nil); err != nil {
-		s.Close()
+	err = s.Ready(ctx, path, opts.MustExist, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'active'`, s.migrate, func() { s.Close() })
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -296,9 +281,6 @@ func (s *Store) Close() error {
 // migrate applies the embedded migrations that the database has not seen,
 // each in its own transaction, in file-name order.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
 	return sqlstore.Migrate(ctx, sqlstore.SQL(s.w), migrations, func(v int, _, body string) error {
 		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
