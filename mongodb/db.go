@@ -60,8 +60,6 @@ package mongodb
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -318,9 +316,7 @@ func NewScratch(ctx context.Context, baseURL, name string) (string, func(), erro
 	if err != nil || (u.Scheme != "mongodb" && u.Scheme != "mongodb+srv") {
 		return "", nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "store URL %s: use mongodb://host:27017/database", storeenc.Redact(baseURL))
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	db := sanitizeName("ck_scratch_" + name + "_" + hex.EncodeToString(b[:]))
+	db := storeenc.ScratchName(name)
 	u.Path = "/" + db
 	drop := func() {
 		client, err := mongo.Connect(options.Client().ApplyURI(baseURL))
@@ -331,22 +327,6 @@ func NewScratch(ctx context.Context, baseURL, name string) (string, func(), erro
 		client.Disconnect(context.Background())
 	}
 	return u.String(), drop, nil
-}
-
-// sanitizeName keeps letters, digits and underscores of s, and at most 60
-// bytes, so it is a valid database name on every server.
-func sanitizeName(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s) && len(out) < 60; i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_':
-			out = append(out, c)
-		default:
-			out = append(out, '_')
-		}
-	}
-	return string(out)
 }
 
 // errConflict is returned inside operations when a conditional write

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 
@@ -20,9 +18,7 @@ func NewScratch(ctx context.Context, baseURL, name string) (string, func(), erro
 	if err != nil {
 		return "", nil, fmt.Errorf("connect to %s: %s", storeenc.Redact(baseURL), storeenc.RedactErr(err, baseURL))
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	schema := sanitizeIdent("ck_scratch_" + name + "_" + hex.EncodeToString(b[:]))
+	schema := storeenc.ScratchName(name)
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		conn.Close(ctx)
 		return "", nil, fmt.Errorf("create schema %s: %w", schema, err)
@@ -40,22 +36,4 @@ func NewScratch(ctx context.Context, baseURL, name string) (string, func(), erro
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), drop, nil
-}
-
-// sanitizeIdent keeps letters, digits and underscores of s, lower-cased,
-// so it can be used unquoted.
-func sanitizeIdent(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_':
-			out = append(out, c)
-		case c >= 'A' && c <= 'Z':
-			out = append(out, c+'a'-'A')
-		default:
-			out = append(out, '_')
-		}
-	}
-	return string(out)
 }

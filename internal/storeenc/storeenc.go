@@ -7,6 +7,8 @@
 package storeenc
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -167,4 +169,25 @@ func RedactErr(err error, raw string) string {
 		}
 	}
 	return msg
+}
+
+// ScratchName returns a new name for a throw-away database or schema of
+// tests and the benchmark: "ck_scratch_", name's letters and digits
+// (lower-cased, others as underscores, at most 40 bytes of them) and a
+// random suffix. It is a valid unquoted identifier on every server.
+func ScratchName(name string) string {
+	out := []byte("ck_scratch_")
+	for i := 0; i < len(name) && i < 40; i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_':
+			out = append(out, c)
+		case c >= 'A' && c <= 'Z':
+			out = append(out, c+'a'-'A')
+		default:
+			out = append(out, '_')
+		}
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return string(out) + "_" + hex.EncodeToString(b[:])
 }

@@ -2,6 +2,8 @@ package storeenc
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,5 +32,18 @@ func TestRedact(t *testing.T) {
 	}
 	if got := RedactErr(fmt.Errorf("dial %s: refused", raw), raw); got != "dial postgres://user:xxxxx@db:5432/crawl: refused" {
 		t.Fatalf("RedactErr = %q", got)
+	}
+}
+
+func TestScratchName(t *testing.T) {
+	a, b := ScratchName("Bench run/1"), ScratchName("Bench run/1")
+	if a == b {
+		t.Fatalf("two scratch names are both %q", a)
+	}
+	if !regexp.MustCompile(`^ck_scratch_bench_run_1_[0-9a-f]{8}$`).MatchString(a) {
+		t.Fatalf("ScratchName = %q", a)
+	}
+	if long := ScratchName(strings.Repeat("x", 200)); len(long) > 63 {
+		t.Fatalf("ScratchName of a long name has %d bytes, above PostgreSQL's 63", len(long))
 	}
 }
