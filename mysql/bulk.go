@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -121,15 +120,10 @@ func (e engine) TakeIDs(ctx context.Context, _ sqlstore.Querier, n int) ([]int64
 	return ids, nil
 }
 
-// counterShards is how many rows each source's counters are spread over
-// (see migrations/014_deliveries.sql): concurrent ingests of one source
-// rarely wait for each other's row lock, and readers add the rows up.
-const counterShards = 8
-
 // Increment adds to the counters of one shard picked at random, a row at
 // a time in source order.
 func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
-	shard := rand.IntN(counterShards)
+	shard := sqlstore.CounterShard()
 	set := make([]string, len(counters))
 	for i, c := range counters {
 		set[i] = c + " = " + c + " + ?"

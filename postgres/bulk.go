@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,11 +168,6 @@ func (engine) TakeIDs(ctx context.Context, tx sqlstore.Querier, n int) ([]int64,
 	return ids, err
 }
 
-// counterShards is how many rows each source's counters are spread over
-// (see migrations/014_deliveries.sql): concurrent ingests of one source
-// rarely wait for each other's row lock, and readers add the rows up.
-const counterShards = 8
-
 // Increment adds to the counters of one shard picked at random, in one
 // statement over unnest() in source order.
 func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
@@ -187,7 +181,7 @@ func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, 
 		set[i] = c + " = " + table + "." + c + " + excluded." + c
 	}
 	_, err = tx.(pgQuerier).r.Exec(ctx, "INSERT INTO "+table+" (source, shard, "+strings.Join(counters, ", ")+") SELECT source, "+
-		strconv.Itoa(rand.IntN(counterShards))+", "+strings.Join(counters, ", ")+" FROM "+from+` ORDER BY source COLLATE "C"
+		strconv.Itoa(sqlstore.CounterShard())+", "+strings.Join(counters, ", ")+" FROM "+from+` ORDER BY source COLLATE "C"
 		ON CONFLICT (source, shard) DO UPDATE SET `+strings.Join(set, ", "), arrays...)
 	return err
 }

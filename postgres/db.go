@@ -177,35 +177,30 @@ func (s *Store) migrate(ctx context.Context) error {
 	})
 }
 
-// retryable reports whether err aborted a transaction that may succeed
-// when run again.
-func retryable(err error) bool {
+// code returns the SQLSTATE of a PostgreSQL error, "" for any other.
+func code(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "40001", "40P01": // serialization_failure, deadlock_detected
-			return true
-		}
+		return pe.Code
 	}
-	return false
+	return ""
 }
+
+// retryable reports whether err aborted a transaction that may succeed
+// when run again: serialization_failure, deadlock_detected.
+func retryable(err error) bool { c := code(err); return c == "40001" || c == "40P01" }
 
 // wrap maps err to the application's error codes.
 func (s *Store) wrap(what string, err error) error {
 	if known, ok := sqlstore.Known(err); ok || err == nil {
 		return known
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch {
-		case retryable(err):
-			return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change won; retry", Err: err}
-		case pe.Code == "23505": // unique_violation
-			return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change stored the same key; retry", Err: err}
-		}
+	switch c := code(err); {
+	case retryable(err):
+		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change won; retry", Err: err}
+	case c == "23505": // unique_violation
+		return &crawlkeeper.Error{Code: crawlkeeper.ECONFLICT, Message: what + ": a concurrent change stored the same key; retry", Err: err}
+	case c != "", errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	// A connection the server (or the network) closed shows up as

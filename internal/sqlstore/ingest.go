@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -48,6 +49,12 @@ type Keys interface {
 	// writers spreads them over shards.
 	Increment(ctx context.Context, tx Querier, table string, counters []string, rows [][]any) error
 }
+
+// CounterShard picks the row of a source's counters that an Increment on a
+// server engine adds to, one of 8 (see migrations/014_deliveries.sql):
+// concurrent ingests of one source rarely wait for each other's row lock,
+// and readers add the rows up.
+func CounterShard() int { return rand.IntN(8) }
 
 // Ingest implements crawlkeeper.Store: the whole batch is one
 // transaction. The keys are locked, the records of the batch's keys read
