@@ -97,14 +97,25 @@ func run() error {
 		}
 		fmt.Printf("== %s (%s), %d pages, %d seeds\n", spec, ratesSpec(spec), *pages, len(reps))
 		for _, res := range reps[0].Results {
-			var f []float64
-			var nh []float64
+			var f, nh []float64
+			never := 0
 			for _, rep := range reps {
 				p, _ := rep.Result(res.Policy)
 				f = append(f, p.Freshness)
-				nh = append(nh, p.NewHours)
+				if p.NewHours < 0 { // never fetched: not an hour count
+					never++
+				} else {
+					nh = append(nh, p.NewHours)
+				}
 			}
-			fmt.Printf("  %-8s freshness days %d-%d %s  new target fetched after %s h\n", res.Policy, reps[0].Config.MeasureFrom+1, reps[0].Config.Days, spread(f, 4), spread(nh, 1))
+			fetched := "never"
+			if len(nh) > 0 {
+				fetched = spread(nh, 1) + " h"
+			}
+			if never > 0 && len(nh) > 0 {
+				fetched += fmt.Sprintf(", never on %d of %d seeds", never, len(reps))
+			}
+			fmt.Printf("  %-8s freshness days %d-%d %s  new target fetched after %s\n", res.Policy, reps[0].Config.MeasureFrom+1, reps[0].Config.Days, spread(f, 4), fetched)
 		}
 		rows := map[string][]float64{}
 		var order []string
