@@ -98,20 +98,17 @@ func (e engine) MonitorChunk() int { return min(max((e.s.maxStatement-4096)/2, 6
 
 // TableBytes is data_length + index_length of information_schema.TABLES
 // after ANALYZE TABLE refreshed them (InnoDB counts allocated pages,
-// off-page BLOB pages included).
+// off-page BLOB pages included); 0 for a table that does not exist, of
+// which ANALYZE TABLE reports the error as a row.
 func (e engine) TableBytes(ctx context.Context, table string) (int64, error) {
-	var n int64
-	err := e.s.db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&n)
-	if err != nil || n == 0 {
-		return 0, err
-	}
 	rows, err := e.s.db.QueryContext(ctx, "ANALYZE TABLE `"+table+"`")
 	if err != nil {
 		return 0, err
 	}
 	rows.Close()
-	err = e.s.db.QueryRowContext(ctx, `SELECT data_length + index_length FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&n)
-	return n, err
+	var n sql.NullInt64
+	err = e.s.db.QueryRowContext(ctx, `SELECT sum(data_length + index_length) FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&n)
+	return n.Int64, err
 }
 
 // MonitorDictBlock keeps a dictionary block under half a 16 KB page, so

@@ -71,11 +71,7 @@ func matchAgainst(e *crawlkeeper.SearchExpr) (against string, exact []crawlkeepe
 }
 
 // SearchSQL implements sqlstore.Searcher.
-func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, args []any) (string, []any) {
-	table := "active"
-	if p.Archived {
-		table = "archive"
-	}
+func (engine) SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []string, args []any) (string, []any) {
 	against, exact := matchAgainst(p.Expr)
 	match := `MATCH (search_text) AGAINST (? IN BOOLEAN MODE)`
 	pre, preArgs := []string{match}, []any{against}

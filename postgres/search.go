@@ -56,11 +56,7 @@ func tsqueryText(e *crawlkeeper.SearchExpr) string {
 // SearchSQL implements sqlstore.Searcher. The tsquery is the OR of the
 // query parsed with each configuration in use, so a record indexed with
 // its source's language matches its own stems.
-func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, args []any) (string, []any) {
-	table := "active"
-	if p.Archived {
-		table = "archive"
-	}
+func (engine) SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []string, args []any) (string, []any) {
 	text := tsqueryText(p.Expr)
 	langs := p.Languages
 	if len(langs) == 0 {

@@ -70,13 +70,20 @@ func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 		return nil, err
 	}
 	if s.stmts == nil || len(s.stmts) > 256 {
-		for _, old := range s.stmts {
-			old.Close()
-		}
-		s.stmts = map[string]*sql.Stmt{}
+		s.stmts = closeStmts(s.stmts)
 	}
 	s.stmts[query] = st
 	return st, nil
+}
+
+// closeStmts closes the statements of a cache and returns it empty: a
+// cache starts again when it is full (the store runs a few hundred
+// statement texts) and when the store closes.
+func closeStmts(m map[string]*sql.Stmt) map[string]*sql.Stmt {
+	for _, st := range m {
+		st.Close()
+	}
+	return map[string]*sql.Stmt{}
 }
 
 // writeStmt returns query prepared for tx. A statement seen before is
@@ -124,10 +131,7 @@ func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
 		}
 		s.wstmtMu.Lock()
 		if s.wstmts == nil || len(s.wstmts) > 256 {
-			for _, old := range s.wstmts {
-				old.Close()
-			}
-			s.wstmts = map[string]*sql.Stmt{}
+			s.wstmts = closeStmts(s.wstmts)
 		}
 		if _, dup := s.wstmts[q]; dup {
 			st.Close()
@@ -264,16 +268,10 @@ func (s *Store) ReadDB() *sql.DB { return s.r }
 // Close closes both connection pools.
 func (s *Store) Close() error {
 	s.stmtMu.Lock()
-	for _, st := range s.stmts {
-		st.Close()
-	}
-	s.stmts = nil
+	s.stmts = closeStmts(s.stmts)
 	s.stmtMu.Unlock()
 	s.wstmtMu.Lock()
-	for _, st := range s.wstmts {
-		st.Close()
-	}
-	s.wstmts = nil
+	s.wstmts = closeStmts(s.wstmts)
 	s.wstmtMu.Unlock()
 	return cmp.Or(s.r.Close(), s.w.Close())
 }

@@ -53,11 +53,7 @@ func ftsMatch(e *crawlkeeper.SearchExpr) string {
 // key; by newest, the matching ids filter the records table. Either way
 // the index does the matching and SQLite's planner never scans the
 // records table (see TestSearchUsesIndex).
-func (engine) SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, args []any) (string, []any) {
-	table := "active"
-	if p.Archived {
-		table = "archive"
-	}
+func (engine) SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []string, args []any) (string, []any) {
 	fts := table + "_search"
 	args = append([]any{ftsMatch(p.Expr)}, args...)
 	if p.Order == crawlkeeper.SearchNewest {

@@ -10,12 +10,12 @@ import (
 // Searcher is an engine's full-text search.
 type Searcher interface {
 	// SearchSQL renders a search plan as one query over the records
-	// table of p, whose rows are the record columns cols (qualified with
-	// the alias t) followed by the score. where and args are the plan's
+	// table of p (table), whose rows are the record columns cols
+	// (qualified with the alias t) followed by the score. where and args are the plan's
 	// filters on record columns, unqualified, with the newest order's
 	// cursor among them; the relevance cursor, the match and the ranking
 	// are the engine's. The query returns at most p.Limit+1 rows.
-	SearchSQL(p *crawlkeeper.SearchPlan, cols string, where []string, args []any) (string, []any)
+	SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []string, args []any) (string, []any)
 	// CheckSearch verifies the engine's full-text index against the
 	// records and hands each violation to add.
 	CheckSearch(ctx context.Context, add func(crawlkeeper.Violation)) error
@@ -71,7 +71,7 @@ func (s *Store) SearchSQL(p *crawlkeeper.SearchPlan) (string, []any) {
 	if c := p.After; c != nil && p.Order == crawlkeeper.SearchNewest {
 		f.add("(last_updated_at < ? OR (last_updated_at = ? AND id < ?))", c.UpdatedMicros, c.UpdatedMicros, c.ID)
 	}
-	return s.e.SearchSQL(p, "t."+strings.Join(Split(s.cols(p.Archived)), ", t."), f.where, f.args)
+	return s.e.SearchSQL(p, table(p.Archived), "t."+strings.Join(Split(s.cols(p.Archived)), ", t."), f.where, f.args)
 }
 
 // SetSearchText implements crawlkeeper.SearchStore: one Bulk update per
