@@ -23,10 +23,7 @@ func tuples(n, width int) string {
 // SELECT ... UNION ALL SELECT ...: the one multi-row table literal that
 // MySQL and MariaDB both accept (their VALUES constructors differ).
 func derived(cols []string, n int) string {
-	first := make([]string, len(cols))
-	for i, c := range cols {
-		first[i] = "? AS " + c
-	}
+	first := sqlstore.Map(cols, func(c string) string { return "? AS " + c })
 	return "(SELECT " + strings.Join(first, ", ") + strings.Repeat(" UNION ALL SELECT "+sqlstore.In(len(cols)), n-1) + ")"
 }
 
@@ -57,10 +54,7 @@ func (e engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, c
 // values are as written (the connection's ClientFoundRows).
 func (e engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
 	cols := slices.Concat(match, set)
-	eq := make([]string, len(cols))
-	for i, c := range cols {
-		eq[i] = "t." + c + " = u." + c
-	}
+	eq := sqlstore.Map(cols, func(c string) string { return "t." + c + " = u." + c })
 	var n int64
 	for _, c := range e.chunks(rows) {
 		k, err := tx.Exec(ctx, "UPDATE "+table+" t JOIN "+derived(cols, len(c))+" u ON "+
@@ -124,10 +118,7 @@ func (e engine) TakeIDs(ctx context.Context, _ sqlstore.Querier, n int) ([]int64
 // a time in source order.
 func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
 	shard := sqlstore.CounterShard()
-	set := make([]string, len(counters))
-	for i, c := range counters {
-		set[i] = c + " = " + c + " + ?"
-	}
+	set := sqlstore.Map(counters, func(c string) string { return c + " = " + c + " + ?" })
 	q := "INSERT INTO " + table + " (source, shard, " + strings.Join(counters, ", ") + ") VALUES (?, ?, " + sqlstore.In(len(counters)) +
 		") ON DUPLICATE KEY UPDATE " + strings.Join(set, ", ")
 	for _, r := range rows {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/crawlkeeper/crawlkeeper"
+	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
 )
 
 // Full-text search runs on an InnoDB FULLTEXT index over search_text
@@ -42,10 +43,7 @@ func decodeSearchText(s string) string { return strings.ReplaceAll(s, searchSuff
 func matchAgainst(e *crawlkeeper.SearchExpr) (against string, exact []crawlkeeper.SearchTerm) {
 	var parts []string
 	for _, t := range e.Terms {
-		toks := make([]string, len(t.Tokens))
-		for i, tok := range t.Tokens {
-			toks[i] = tok + searchSuffix
-		}
+		toks := sqlstore.Map(t.Tokens, func(tok string) string { return tok + searchSuffix })
 		if t.Prefix {
 			toks[len(toks)-1] = t.Tokens[len(toks)-1] + "*"
 		}

@@ -77,18 +77,12 @@ func rawChunks(tx sqlstore.Querier, rows [][]any, fn func(r pgRunner, c [][]any)
 	return nil
 }
 
-// quote spells the shared statements' `quoted` names as PostgreSQL does.
-func quote(cols []string) []string {
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		out[i] = strings.ReplaceAll(c, "`", `"`)
-	}
-	return out
-}
+// quote spells a shared statement's `quoted` name as PostgreSQL does.
+func quote(col string) string { return strings.ReplaceAll(col, "`", `"`) }
 
 // Insert implements sqlstore.Bulk.
 func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, cols []string, rows [][]any, key int) error {
-	cols = quote(cols)
+	cols = sqlstore.Map(cols, quote)
 	return rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
 		from, arrays, err := unnest(cols, c, 1)
 		if err != nil {
@@ -96,10 +90,7 @@ func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, col
 		}
 		q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") SELECT * FROM " + from
 		if key > 0 {
-			set := make([]string, 0, len(cols)-key)
-			for _, col := range cols[key:] {
-				set = append(set, col+" = excluded."+col)
-			}
+			set := sqlstore.Map(cols[key:], func(col string) string { return col + " = excluded." + col })
 			q += " ON CONFLICT (" + strings.Join(cols[:key], ", ") + ") DO UPDATE SET " + strings.Join(set, ", ")
 		}
 		_, err = r.Exec(ctx, q, arrays...)
@@ -109,11 +100,8 @@ func (engine) Insert(ctx context.Context, tx sqlstore.Querier, table string, col
 
 // Update implements sqlstore.Bulk.
 func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, match, set []string, rows [][]any) (int64, error) {
-	cols := quote(slices.Concat(match, set))
-	eq := make([]string, len(cols))
-	for i, col := range cols {
-		eq[i] = col + " = u." + col
-	}
+	cols := sqlstore.Map(slices.Concat(match, set), quote)
+	eq := sqlstore.Map(cols, func(col string) string { return col + " = u." + col })
 	var n int64
 	err := rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
 		from, arrays, err := unnest(cols, c, 1)
@@ -132,7 +120,7 @@ func (engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, con
 	cols, where := make([]string, len(conds)), make([]string, len(conds))
 	for i, c := range conds {
 		col, op := sqlstore.Cond(c)
-		cols[i] = quote([]string{col})[0]
+		cols[i] = quote(col)
 		where[i] = "t." + cols[i] + " " + op + " u." + cols[i]
 	}
 	return rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
@@ -176,10 +164,7 @@ func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, 
 	if err != nil {
 		return err
 	}
-	set := make([]string, len(counters))
-	for i, c := range counters {
-		set[i] = c + " = " + table + "." + c + " + excluded." + c
-	}
+	set := sqlstore.Map(counters, func(c string) string { return c + " = " + table + "." + c + " + excluded." + c })
 	_, err = tx.(pgQuerier).r.Exec(ctx, "INSERT INTO "+table+" (source, shard, "+strings.Join(counters, ", ")+") SELECT source, "+
 		strconv.Itoa(sqlstore.CounterShard())+", "+strings.Join(counters, ", ")+" FROM "+from+` ORDER BY source COLLATE "C"
 		ON CONFLICT (source, shard) DO UPDATE SET `+strings.Join(set, ", "), arrays...)

@@ -109,11 +109,7 @@ func encArgs(args []any) []any {
 				v = e
 			}
 		case []string:
-			e := make([]string, len(x))
-			for j, s := range x {
-				e[j] = enc(s)
-			}
-			v = e
+			v = sqlstore.Map(x, enc)
 		}
 		if v != nil {
 			if out == nil {

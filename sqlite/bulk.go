@@ -55,15 +55,8 @@ func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, mat
 	if len(rows) == 0 {
 		return n, nil
 	}
-	sets := make([]string, len(set))
-	for i, c := range set {
-		sets[i] = c + " = ?"
-	}
-	conds := make([]string, len(match))
-	for i, c := range match {
-		conds[i] = c + " = ?"
-	}
-	q := "UPDATE " + table + " SET " + strings.Join(sets, ", ") + " WHERE " + strings.Join(conds, " AND ")
+	eqArg := func(c string) string { return c + " = ?" }
+	q := "UPDATE " + table + " SET " + strings.Join(sqlstore.Map(set, eqArg), ", ") + " WHERE " + strings.Join(sqlstore.Map(match, eqArg), " AND ")
 	for _, r := range rows {
 		// The statement's placeholders are the set values, then the
 		// match values.
@@ -95,10 +88,7 @@ func updateValuesSQL(table string, match, set []string) string {
 
 // Delete implements sqlstore.Bulk.
 func (engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, conds []string, rows [][]any) error {
-	where := make([]string, len(conds))
-	for i, c := range conds {
-		where[i] = c + " ?"
-	}
+	where := sqlstore.Map(conds, func(c string) string { return c + " ?" })
 	q := "DELETE FROM " + table + " WHERE " + strings.Join(where, " AND ")
 	return execRows(ctx, tx, q, rows)
 }
@@ -125,10 +115,7 @@ func (engine) TakeIDs(ctx context.Context, tx sqlstore.Querier, n int) ([]int64,
 // Increment keeps one counter row per source (shard 0): there is one
 // writer.
 func (engine) Increment(ctx context.Context, tx sqlstore.Querier, table string, counters []string, rows [][]any) error {
-	set := make([]string, len(counters))
-	for i, c := range counters {
-		set[i] = c + " = " + c + " + excluded." + c
-	}
+	set := sqlstore.Map(counters, func(c string) string { return c + " = " + c + " + excluded." + c })
 	q := "INSERT INTO " + table + " (source, shard, " + strings.Join(counters, ", ") + ") VALUES (?, 0, " + sqlstore.In(len(counters)) +
 		") ON CONFLICT (source, shard) DO UPDATE SET " + strings.Join(set, ", ")
 	return execRows(ctx, tx, q, rows)

@@ -105,6 +105,16 @@ func Args[T any](xs []T) []any {
 	return out
 }
 
+// Map returns f of each element of xs: the column lists of the engines'
+// statements ("c = ?", "t.c = u.c", ...).
+func Map[T, U any](xs []T, f func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
+
 // rowsOf returns the statement row of each element of xs.
 func rowsOf[T any](xs []T, row func(T) []any) [][]any {
 	rows := make([][]any, len(xs))
