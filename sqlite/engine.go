@@ -39,7 +39,7 @@ func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Quer
 		return e.Wrap(what+": begin", err)
 	}
 	defer tx.Rollback()
-	w := &writer{ctx: ctx, s: e.s, tx: tx, stmts: map[string]*sql.Stmt{}}
+	w := &writer{Querier: sqlstore.SQL(tx), ctx: ctx, s: e.s, tx: tx, stmts: map[string]*sql.Stmt{}}
 	defer w.close()
 	if err := fn(w); err != nil {
 		return e.Wrap(what, err)

@@ -11,6 +11,8 @@ import (
 // writer is a write transaction's Querier; it holds the statements the
 // transaction borrowed from the writer connection's cache.
 type writer struct {
+	// Querier runs the transaction's reads.
+	sqlstore.Querier
 	ctx   context.Context
 	s     *Store
 	tx    *sql.Tx
@@ -41,16 +43,4 @@ func (w *writer) Exec(ctx context.Context, query string, args ...any) (int64, er
 		return 0, fmt.Errorf("write: %w", err)
 	}
 	return res.RowsAffected()
-}
-
-func (w *writer) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	rows, err := w.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return sqlstore.SQLRows{Rows: rows}, nil
-}
-
-func (w *writer) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return w.tx.QueryRowContext(ctx, query, args...)
 }
