@@ -190,7 +190,7 @@ var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
 func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilityStatus, error) {
 	var flush int
 	if err := s.db.QueryRowContext(ctx, `SELECT @@innodb_flush_log_at_trx_commit`).Scan(&flush); err != nil {
-		return nil, s.wrap("durability", err)
+		return nil, s.Engine().Wrap("durability", err)
 	}
 	st := &crawlkeeper.DurabilityStatus{Setting: s.durability}
 	if flush == 1 {
@@ -317,8 +317,8 @@ func isErr(err error, number uint16) bool {
 	return errors.As(err, &me) && me.Number == number
 }
 
-// wrap maps err to the application's error codes.
-func (s *Store) wrap(what string, err error) error {
+// Wrap maps err to the application's error codes.
+func (e engine) Wrap(what string, err error) error {
 	if known, ok := sqlstore.Known(err); ok || err == nil {
 		return known
 	}
@@ -330,7 +330,7 @@ func (s *Store) wrap(what string, err error) error {
 	case isErr(err, errPacketTooBig), errors.Is(err, driver.ErrPktTooLarge):
 		return &crawlkeeper.Error{Code: crawlkeeper.ETOOLARGE, Message: what + ": a record exceeds the server's max_allowed_packet; raise it or lower limits.max_item_bytes", Err: err}
 	case errors.Is(err, driver.ErrInvalidConn), sqlstore.NetworkError(err):
-		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: the connection to %s broke; retry later", what, s.where), Err: err}
+		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: the connection to %s broke; retry later", what, e.s.where), Err: err}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

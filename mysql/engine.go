@@ -41,8 +41,6 @@ func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Quer
 	}))
 }
 
-func (e engine) Wrap(what string, err error) error { return e.s.wrap(what, err) }
-
 func (engine) Duplicate(err error) bool { return isErr(err, errDupEntry) }
 
 // Upsert is REPLACE, the upsert MySQL and MariaDB spell the same way (see

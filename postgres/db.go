@@ -124,7 +124,7 @@ var _ crawlkeeper.DurabilityReporter = (*Store)(nil)
 func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilityStatus, error) {
 	var syncCommit, fsync string
 	if err := s.pool.QueryRow(ctx, `SELECT current_setting('synchronous_commit'), current_setting('fsync')`).Scan(&syncCommit, &fsync); err != nil {
-		return nil, s.wrap("durability", err)
+		return nil, s.Engine().Wrap("durability", err)
 	}
 	st := &crawlkeeper.DurabilityStatus{Setting: s.durability}
 	switch {
@@ -190,8 +190,8 @@ func code(err error) string {
 // when run again: serialization_failure, deadlock_detected.
 func retryable(err error) bool { c := code(err); return c == "40001" || c == "40P01" }
 
-// wrap maps err to the application's error codes.
-func (s *Store) wrap(what string, err error) error {
+// Wrap maps err to the application's error codes.
+func (e engine) Wrap(what string, err error) error {
 	if known, ok := sqlstore.Known(err); ok || err == nil {
 		return known
 	}
@@ -207,7 +207,7 @@ func (s *Store) wrap(what string, err error) error {
 	// ErrConnClosed or a "conn closed" lock error on the pooled connection.
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) || sqlstore.NetworkError(err) ||
 		errors.Is(err, pgconn.ErrConnClosed) || strings.Contains(err.Error(), "conn closed") {
-		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: PostgreSQL at %s did not answer; retry later", what, s.where), Err: err}
+		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: fmt.Sprintf("%s: PostgreSQL at %s did not answer; retry later", what, e.s.where), Err: err}
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

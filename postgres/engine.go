@@ -39,8 +39,6 @@ func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Quer
 	}))
 }
 
-func (e engine) Wrap(what string, err error) error { return e.s.wrap(what, err) }
-
 func (engine) Duplicate(err error) bool { return code(err) == "23505" }
 
 // pgRunner is what a pgx pool and a pgx transaction have in common.
