@@ -27,6 +27,7 @@
 package mysql
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -92,15 +93,11 @@ func Config(rawURL string) (*driver.Config, error) {
 		cfg.User = u.User.Username()
 		cfg.Passwd, _ = u.User.Password()
 	}
-	cfg.Net, cfg.Addr = "tcp", u.Host
-	if cfg.Addr == "" {
-		cfg.Addr = "127.0.0.1"
-	}
-	if u.Port() == "" && socket == "" {
-		cfg.Addr += ":3306"
-	}
+	cfg.Net, cfg.Addr = "tcp", cmp.Or(u.Host, "127.0.0.1")
 	if socket != "" {
 		cfg.Net, cfg.Addr = "unix", socket
+	} else if u.Port() == "" {
+		cfg.Addr += ":3306"
 	}
 	cfg.DBName = db
 	// One round trip per statement, with no server-side prepared
@@ -203,13 +200,12 @@ func (s *Store) DurabilityStatus(ctx context.Context) (*crawlkeeper.DurabilitySt
 }
 
 func (s *Store) unreachable(err error) error {
+	msg := fmt.Sprintf("cannot reach MySQL/MariaDB at %s: check that the server runs and the URL is right", s.where)
 	var me *driver.MySQLError
 	if errors.As(err, &me) {
-		return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
-			Message: fmt.Sprintf("cannot use the database at %s: %s", s.where, me.Message), Err: err}
+		msg = fmt.Sprintf("cannot use the database at %s: %s", s.where, me.Message)
 	}
-	return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE,
-		Message: fmt.Sprintf("cannot reach MySQL/MariaDB at %s: check that the server runs and the URL is right", s.where), Err: err}
+	return &crawlkeeper.Error{Code: crawlkeeper.EUNAVAILABLE, Message: msg, Err: err}
 }
 
 // DB returns the connection pool, for the benchmark's raw baselines and
