@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -264,17 +265,12 @@ func (s *Store) migrate(ctx context.Context) error {
 // or not at all.
 func alreadyApplied(err error) bool {
 	var me *driver.MySQLError
-	if !errors.As(err, &me) {
-		return false
-	}
-	switch me.Number {
-	case 1050, // ER_TABLE_EXISTS_ERROR
+	return errors.As(err, &me) && slices.Contains([]uint16{
+		1050, // ER_TABLE_EXISTS_ERROR
 		1060, // ER_DUP_FIELDNAME
 		1061, // ER_DUP_KEYNAME
-		1091: // ER_CANT_DROP_FIELD_OR_KEY
-		return true
-	}
-	return false
+		1091, // ER_CANT_DROP_FIELD_OR_KEY
+	}, me.Number)
 }
 
 // statements splits a migration file into statements: each ends with a
