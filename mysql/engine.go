@@ -21,14 +21,10 @@ func (e engine) Reader() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 
 func (e engine) Writer() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 
-// maxAttempts bounds how often a transaction that lost a deadlock is run
-// again.
-const maxAttempts = 5
-
 // Write runs fn in a transaction (READ COMMITTED: see Open) and commits
 // it, again when InnoDB rolled it back to break a deadlock.
 func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	return e.Wrap(what, sqlstore.Retry(ctx, maxAttempts, func(err error) bool { return isErr(err, errDeadlock) }, func() error {
+	return e.Wrap(what, sqlstore.Retry(ctx, sqlstore.Attempts, func(err error) bool { return isErr(err, errDeadlock) }, func() error {
 		tx, err := e.s.db.BeginTx(ctx, nil)
 		if err != nil {
 			return err

@@ -27,14 +27,10 @@ func (e engine) Reader() sqlstore.Querier { return pgQuerier{e.s.pool} }
 
 func (e engine) Writer() sqlstore.Querier { return pgQuerier{e.s.pool} }
 
-// maxAttempts bounds how often a transaction that lost a deadlock or a
-// serialization race is run again.
-const maxAttempts = 5
-
 // Write runs fn in a READ COMMITTED transaction and commits it, again when
 // PostgreSQL aborted it to break a deadlock or a serialization conflict.
 func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	return e.Wrap(what, sqlstore.Retry(ctx, maxAttempts, retryable, func() error {
+	return e.Wrap(what, sqlstore.Retry(ctx, sqlstore.Attempts, retryable, func() error {
 		return pgx.BeginTxFunc(ctx, e.s.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error { return fn(pgQuerier{tx}) })
 	}))
 }

@@ -30,6 +30,10 @@ func Known(err error) (error, bool) {
 	return nil, false
 }
 
+// Attempts bounds how often a server engine's Write runs a transaction
+// that lost a deadlock or a serialization race (Retry's attempts).
+const Attempts = 5
+
 // Retry runs fn up to attempts times while it fails with an error that
 // retryable accepts (a deadlock or serialization failure the engine broke
 // by aborting the transaction) and ctx is live.
