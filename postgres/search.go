@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -20,12 +21,7 @@ import (
 var _ crawlkeeper.SearchStore = (*Store)(nil)
 
 // searchConfig is the stored configuration of a record's search text.
-func searchConfig(lang string) string {
-	if lang == "" {
-		return "simple"
-	}
-	return lang
-}
+func searchConfig(lang string) string { return cmp.Or(lang, "simple") }
 
 // tsqueryText renders a parsed query in to_tsquery syntax: a phrase's
 // tokens joined by <->, a prefix ending in :*, excluded terms negated with
