@@ -28,23 +28,23 @@ func unnest(cols []string, rows [][]any, first int) (string, []any, error) {
 	for c := range cols {
 		switch rows[0][c].(type) {
 		case int64:
-			arrays[c], types[c] = column(rows, c, func(v any) int64 { return v.(int64) }), "bigint"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) int64 { return r[c].(int64) }), "bigint"
 		case *int64:
-			arrays[c], types[c] = column(rows, c, func(v any) *int64 { return v.(*int64) }), "bigint"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) *int64 { return r[c].(*int64) }), "bigint"
 		case bool:
-			arrays[c], types[c] = column(rows, c, func(v any) bool { return v.(bool) }), "boolean"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) bool { return r[c].(bool) }), "boolean"
 		case *float64:
-			arrays[c], types[c] = column(rows, c, func(v any) *float64 { return v.(*float64) }), "double precision"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) *float64 { return r[c].(*float64) }), "double precision"
 		case string:
-			arrays[c], types[c] = column(rows, c, func(v any) string { return enc(v.(string)) }), "text"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) string { return enc(r[c].(string)) }), "text"
 		case *string:
-			arrays[c], types[c] = column(rows, c, func(v any) *string { return v.(*string) }), "text"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) *string { return r[c].(*string) }), "text"
 		case sqlstore.JSONText:
-			arrays[c], types[c] = column(rows, c, func(v any) string { return string(v.(sqlstore.JSONText)) }), "text"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) string { return string(r[c].(sqlstore.JSONText)) }), "text"
 		case *sqlstore.JSONText:
-			arrays[c], types[c] = column(rows, c, func(v any) *string { return (*string)(v.(*sqlstore.JSONText)) }), "text"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) *string { return (*string)(r[c].(*sqlstore.JSONText)) }), "text"
 		case []byte:
-			arrays[c], types[c] = column(rows, c, func(v any) []byte { return v.([]byte) }), "bytea"
+			arrays[c], types[c] = sqlstore.Map(rows, func(r []any) []byte { return r[c].([]byte) }), "bytea"
 		default:
 			return "", nil, fmt.Errorf("bulk write: column %s: no array type for %T", cols[c], rows[0][c])
 		}
@@ -54,14 +54,6 @@ func unnest(cols []string, rows [][]any, first int) (string, []any, error) {
 		args[c] = "$" + strconv.Itoa(first+c) + "::" + types[c] + "[]"
 	}
 	return "unnest(" + strings.Join(args, ", ") + ") AS u(" + strings.Join(cols, ", ") + ")", arrays, nil
-}
-
-func column[T any](rows [][]any, c int, conv func(any) T) []T {
-	out := make([]T, len(rows))
-	for i, r := range rows {
-		out[i] = conv(r[c])
-	}
-	return out
 }
 
 // rawChunks runs fn over chunks of rows of at most maxStatementBytes, on
