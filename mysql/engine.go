@@ -25,15 +25,7 @@ func (e engine) Writer() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 // it, again when InnoDB rolled it back to break a deadlock.
 func (e engine) Write(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
 	return e.Wrap(what, sqlstore.Retry(ctx, sqlstore.Attempts, func(err error) bool { return isErr(err, errDeadlock) }, func() error {
-		tx, err := e.s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(sqlstore.SQL(tx)); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
+		return sqlstore.InTx(ctx, e.s.db, nil, true, fn)
 	}))
 }
 
@@ -73,12 +65,7 @@ func (engine) DueAfter(col string, at, id int64) (string, []any) {
 // View runs fn in a read-only REPEATABLE READ transaction: one snapshot
 // (InnoDB's consistent read), and writers never wait for it.
 func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	tx, err := e.s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
-	if err != nil {
-		return e.Wrap(what, err)
-	}
-	defer tx.Rollback()
-	return e.Wrap(what, fn(sqlstore.SQL(tx)))
+	return e.Wrap(what, sqlstore.InTx(ctx, e.s.db, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}, false, fn))
 }
 
 // maxChunk bounds one stored chunk of a log entry or snapshot part,

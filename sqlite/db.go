@@ -280,17 +280,12 @@ func (s *Store) Close() error {
 // each in its own transaction, in file-name order.
 func (s *Store) migrate(ctx context.Context) error {
 	return sqlstore.Migrate(ctx, sqlstore.SQL(s.w), migrations, func(v int, _, body string) error {
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
+		return sqlstore.InTx(ctx, s.w, nil, true, func(tx sqlstore.Querier) error {
+			if _, err := tx.Exec(ctx, body); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro())
 			return err
-		}
-		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, body); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMicro()); err != nil {
-			return err
-		}
-		return tx.Commit()
+		})
 	})
 }

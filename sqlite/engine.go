@@ -157,12 +157,7 @@ func (engine) Greatest() string { return "max" }
 // View runs fn in a read transaction on a reader connection: WAL gives it
 // one snapshot.
 func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	tx, err := e.s.r.BeginTx(ctx, nil)
-	if err != nil {
-		return e.Wrap(what, err)
-	}
-	defer tx.Rollback()
-	return e.Wrap(what, fn(sqlstore.SQL(tx)))
+	return e.Wrap(what, sqlstore.InTx(ctx, e.s.r, nil, false, fn))
 }
 
 // MonitorName is text: the monitor's name columns are TEXT.

@@ -78,6 +78,21 @@ func (q sqlQuerier) QueryRow(ctx context.Context, query string, args ...any) Row
 	return q.r.QueryRowContext(ctx, query, args...)
 }
 
+// InTx runs fn in a transaction of db begun with opts. It commits when fn
+// succeeds and commit is set, and rolls back otherwise (a read's snapshot
+// has nothing to commit).
+func InTx(ctx context.Context, db *sql.DB, opts *sql.TxOptions, commit bool, fn func(tx Querier) error) error {
+	tx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(SQL(tx)); err != nil || !commit {
+		return err
+	}
+	return tx.Commit()
+}
+
 // SQLRows adapts database/sql's rows.
 type SQLRows struct{ *sql.Rows }
 
