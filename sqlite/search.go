@@ -57,11 +57,9 @@ func (engine) SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []s
 	fts := table + "_search"
 	args = append([]any{ftsMatch(p.Expr)}, args...)
 	if p.Order == crawlkeeper.SearchNewest {
-		query := `SELECT ` + cols + `, 0 FROM ` + table + ` t WHERE t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`
-		for _, w := range where {
-			query += " AND " + w
-		}
-		return query + ` ORDER BY t.last_updated_at DESC, t.id DESC LIMIT ?`, append(args, p.Limit+1)
+		where = append([]string{`t.id IN (SELECT rowid FROM ` + fts + ` WHERE ` + fts + ` MATCH ?)`}, where...)
+		return `SELECT ` + cols + `, 0 FROM ` + table + ` t WHERE ` + strings.Join(where, " AND ") +
+			` ORDER BY t.last_updated_at DESC, t.id DESC LIMIT ?`, append(args, p.Limit+1)
 	}
 	// The index ranks and sorts the matching ids alone, and only the
 	// page's records are read whole: joining every match's full row before
@@ -77,11 +75,8 @@ func (engine) SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []s
 		where = append(where, "("+score+" < ? OR ("+score+" = ? AND "+fts+".rowid > ?))")
 		args = append(args, c.Score, c.Score, c.ID)
 	}
-	inner += ` WHERE ` + fts + ` MATCH ?`
-	for _, w := range where {
-		inner += " AND " + w
-	}
-	inner += ` ORDER BY score DESC, id LIMIT ?`
+	where = append([]string{fts + ` MATCH ?`}, where...)
+	inner += ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY score DESC, id LIMIT ?`
 	return `SELECT ` + cols + `, f.score FROM (` + inner + `) f JOIN ` + table + ` t ON t.id = f.id ORDER BY f.score DESC, t.id`, append(args, p.Limit+1)
 }
 
