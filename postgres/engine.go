@@ -228,10 +228,9 @@ func (engine) NextIDQuery() string {
 // View runs fn in a read-only REPEATABLE READ transaction: one snapshot,
 // and writers never wait for it.
 func (e engine) View(ctx context.Context, what string, fn func(tx sqlstore.Querier) error) error {
-	err := pgx.BeginTxFunc(ctx, e.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	return e.Wrap(what, pgx.BeginTxFunc(ctx, e.s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		return fn(pgQuerier{tx})
-	})
-	return e.Wrap(what, err)
+	}))
 }
 
 // TableBytes is pg_total_relation_size: the heap, its TOAST table and
