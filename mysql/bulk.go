@@ -69,11 +69,7 @@ func (e engine) Update(ctx context.Context, tx sqlstore.Querier, table string, m
 
 // Delete implements sqlstore.Bulk.
 func (e engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, conds []string, rows [][]any) error {
-	cols, on := make([]string, len(conds)), make([]string, len(conds))
-	for i, c := range conds {
-		col, op := sqlstore.Cond(c)
-		cols[i], on[i] = col, "t."+col+" "+op+" u."+col
-	}
+	cols, on := sqlstore.DeleteOn(conds)
 	for _, c := range e.chunks(rows) {
 		if _, err := tx.Exec(ctx, "DELETE t FROM "+table+" t JOIN "+derived(cols, len(c))+" u ON "+strings.Join(on, " AND "), slices.Concat(c...)...); err != nil {
 			return err

@@ -109,12 +109,7 @@ func (engine) Update(ctx context.Context, tx sqlstore.Querier, table string, mat
 
 // Delete implements sqlstore.Bulk.
 func (engine) Delete(ctx context.Context, tx sqlstore.Querier, table string, conds []string, rows [][]any) error {
-	cols, where := make([]string, len(conds)), make([]string, len(conds))
-	for i, c := range conds {
-		col, op := sqlstore.Cond(c)
-		cols[i] = quote(col)
-		where[i] = "t." + cols[i] + " " + op + " u." + cols[i]
-	}
+	cols, where := sqlstore.DeleteOn(sqlstore.Map(conds, quote))
 	return rawChunks(tx, rows, func(r pgRunner, c [][]any) error {
 		from, arrays, err := unnest(cols, c, 1)
 		if err != nil {

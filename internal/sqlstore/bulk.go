@@ -29,10 +29,17 @@ type Bulk interface {
 // Split splits a column list ("a, b, c") into names.
 func Split(cols string) []string { return strings.Split(cols, ", ") }
 
-// Cond splits a Bulk.Delete condition into its column and its operator.
-func Cond(c string) (col, op string) {
-	i := strings.LastIndexByte(c, ' ')
-	return c[:i], c[i+1:]
+// DeleteOn splits Bulk.Delete conditions into their columns and the
+// comparisons of a row of the table t with a row to delete u, as
+// "t.col op u.col".
+func DeleteOn(conds []string) (cols, on []string) {
+	cols, on = make([]string, len(conds)), make([]string, len(conds))
+	for i, c := range conds {
+		j := strings.LastIndexByte(c, ' ')
+		cols[i] = c[:j]
+		on[i] = "t." + cols[i] + " " + c[j+1:] + " u." + cols[i]
+	}
+	return cols, on
 }
 
 // RowBytes estimates what a row of values takes in a statement: text and
