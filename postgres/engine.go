@@ -70,13 +70,7 @@ func (q pgQuerier) QueryRow(ctx context.Context, query string, args ...any) sqls
 
 type pgRows struct{ pgx.Rows }
 
-func (r pgRows) Scan(dest ...any) error {
-	if err := r.Rows.Scan(dest...); err != nil {
-		return err
-	}
-	decDest(dest)
-	return nil
-}
+func (r pgRows) Scan(dest ...any) error { return decDest(dest, r.Rows.Scan(dest...)) }
 
 type pgRow struct{ pgx.Row }
 
@@ -85,10 +79,7 @@ func (r pgRow) Scan(dest ...any) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sqlstore.ErrNoRows
 	}
-	if err == nil {
-		decDest(dest)
-	}
-	return err
+	return decDest(dest, err)
 }
 
 // encArgs applies enc to text arguments, in a copy: a transaction run
@@ -118,13 +109,18 @@ func encArgs(args []any) []any {
 	return out
 }
 
-// decDest applies dec to the strings a row was scanned into.
-func decDest(dest []any) {
+// decDest applies dec to the strings a row was scanned into, unless the
+// scan failed with err, and returns err.
+func decDest(dest []any, err error) error {
+	if err != nil {
+		return err
+	}
 	for _, d := range dest {
 		if p, ok := d.(*string); ok {
 			*p = dec(*p)
 		}
 	}
+	return nil
 }
 
 // rebound caches rebind's results: the store runs a few hundred statement
