@@ -15,8 +15,6 @@ type engine struct {
 	s *Store
 }
 
-var _ sqlstore.Engine = engine{}
-
 func (e engine) Reader() sqlstore.Querier { return sqlstore.SQL(e.s.db) }
 
 func (e engine) Writer() sqlstore.Querier { return sqlstore.SQL(e.s.db) }

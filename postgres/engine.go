@@ -21,8 +21,6 @@ type engine struct {
 	s *Store
 }
 
-var _ sqlstore.Engine = engine{}
-
 func (e engine) Reader() sqlstore.Querier { return pgQuerier{e.s.pool} }
 
 func (e engine) Writer() sqlstore.Querier { return pgQuerier{e.s.pool} }

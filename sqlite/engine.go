@@ -19,8 +19,6 @@ type engine struct {
 	s *Store
 }
 
-var _ sqlstore.Engine = engine{}
-
 // Reader reads through statements prepared once on the reader pool
 // (readStmt): the store's reads are a few shapes run again and again.
 func (e engine) Reader() sqlstore.Querier { return readQuerier{e.s} }
