@@ -118,13 +118,10 @@ func (s *Store) writeStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.S
 // is not held while preparing: a transaction in progress may need it.
 func (s *Store) beginWrite(ctx context.Context) (*sql.Tx, error) {
 	s.wstmtMu.Lock()
-	var todo []string
-	for q := range s.wanted {
-		todo = append(todo, q)
-	}
+	todo := s.wanted
 	s.wanted = nil
 	s.wstmtMu.Unlock()
-	for _, q := range todo {
+	for q := range todo {
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return nil, err
