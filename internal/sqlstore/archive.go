@@ -147,7 +147,7 @@ func (s *Store) Archive(ctx context.Context, moves []crawlkeeper.Move, now time.
 			return s.countDateErrors(ctx, tx, errs.List())
 		}
 		moved = []int64{}
-		cur, err := s.lockAndLoad(ctx, tx, false, idsOf(moves, func(m crawlkeeper.Move) int64 { return m.ID }), true)
+		cur, err := s.lockAndLoad(ctx, tx, false, Map(moves, func(m crawlkeeper.Move) int64 { return m.ID }), true)
 		if err != nil {
 			return err
 		}
@@ -232,15 +232,6 @@ func (s *Store) versions(ctx context.Context, tx Querier, ids []int64) (map[int6
 	return out, err
 }
 
-// idsOf returns the id of each of xs.
-func idsOf[T any](xs []T, id func(T) int64) []int64 {
-	ids := make([]int64, len(xs))
-	for i, x := range xs {
-		ids[i] = id(x)
-	}
-	return ids
-}
-
 // eventErrors counts, for the event writes that apply (the last of each
 // record), the change of the active date-error counts.
 func eventErrors(cur map[int64]activeState, id int64, dateErrors []string, errs crawlkeeper.DateErrorCounts) {
@@ -263,7 +254,7 @@ func (s *Store) UpdateEvents(ctx context.Context, updates []crawlkeeper.EventUpd
 	}
 	written := 0
 	err := s.e.Write(ctx, "update events", func(tx Querier) error {
-		versions, err := s.versions(ctx, tx, idsOf(updates, func(u crawlkeeper.EventUpdate) int64 { return u.ID }))
+		versions, err := s.versions(ctx, tx, Map(updates, func(u crawlkeeper.EventUpdate) int64 { return u.ID }))
 		if err != nil {
 			return err
 		}
@@ -324,7 +315,7 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 	if len(targets) == 0 {
 		return res, nil
 	}
-	ids := idsOf(targets, func(t crawlkeeper.RecordState) int64 { return t.ID })
+	ids := Map(targets, func(t crawlkeeper.RecordState) int64 { return t.ID })
 	err := s.e.Write(ctx, "purge", func(tx Querier) error {
 		cur, err := s.lockAndLoad(ctx, tx, true, ids, false)
 		if err != nil {
@@ -332,10 +323,7 @@ func (s *Store) Purge(ctx context.Context, targets []crawlkeeper.RecordState) (*
 		}
 		purge, changed := crawlkeeper.PlanPurge(targets, crawlkeeper.RecordLookup(cur))
 		res.Purged, res.Changed = purge, changed
-		keys := make([]string, len(purge))
-		for i, id := range purge {
-			keys[i] = cur[id].Key
-		}
+		keys := Map(purge, func(id int64) string { return cur[id].Key })
 		if err := s.deleteIDs(ctx, tx, "archive", purge); err != nil {
 			return err
 		}

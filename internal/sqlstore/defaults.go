@@ -14,10 +14,7 @@ type Defaults struct{}
 
 // Upsert is INSERT ... ON CONFLICT (MySQL has its own).
 func (Defaults) Upsert(table string, cols []string, nkey int) string {
-	set := make([]string, 0, len(cols)-nkey)
-	for _, c := range cols[nkey:] {
-		set = append(set, c+" = excluded."+c)
-	}
+	set := Map(cols[nkey:], func(c string) string { return c + " = excluded." + c })
 	return "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (" + In(len(cols)) + ") ON CONFLICT (" +
 		strings.Join(cols[:nkey], ", ") + ") DO UPDATE SET " + strings.Join(set, ", ")
 }

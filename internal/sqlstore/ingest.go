@@ -168,14 +168,14 @@ func (s *Store) applyIngest(ctx context.Context, tx Querier, w *crawlkeeper.Inge
 		return err
 	}
 	if len(w.TrimHistory) > 0 {
-		rows := rowsOf(w.TrimHistory, func(t crawlkeeper.HistoryTrim) []any { return []any{t.RecordID, t.UpTo} })
+		rows := Map(w.TrimHistory, func(t crawlkeeper.HistoryTrim) []any { return []any{t.RecordID, t.UpTo} })
 		if err := s.e.Delete(ctx, tx, "history", []string{"record_id =", "version <="}, rows); err != nil {
 			return err
 		}
 	}
 	if len(w.Deliveries) > 0 {
 		ds := slices.SortedFunc(slices.Values(w.Deliveries), func(a, b crawlkeeper.DeliveryCount) int { return cmp.Compare(a.Source, b.Source) })
-		rows := rowsOf(ds, func(d crawlkeeper.DeliveryCount) []any { return []any{d.Source, d.Deliveries, d.Duplicates} })
+		rows := Map(ds, func(d crawlkeeper.DeliveryCount) []any { return []any{d.Source, d.Deliveries, d.Duplicates} })
 		if err := s.e.Increment(ctx, tx, "deliveries", []string{"deliveries", "duplicates"}, rows); err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (s *Store) countDateErrors(ctx context.Context, tx Querier, counts []crawlk
 	if len(counts) == 0 {
 		return nil
 	}
-	rows := rowsOf(counts, func(c crawlkeeper.SourceCount) []any { return []any{c.Source, c.N} })
+	rows := Map(counts, func(c crawlkeeper.SourceCount) []any { return []any{c.Source, c.N} })
 	return s.e.Increment(ctx, tx, "date_error_counts", []string{"n"}, rows)
 }
 
@@ -242,7 +242,7 @@ func (s *Store) insertRecords(ctx context.Context, tx Querier, recs []*crawlkeep
 		return nil
 	}
 	if reasons == nil {
-		rows := rowsOf(recs, func(r *crawlkeeper.Record) []any { return s.recordArgs(r, []byte(r.Item)) })
+		rows := Map(recs, func(r *crawlkeeper.Record) []any { return s.recordArgs(r, []byte(r.Item)) })
 		return s.e.Insert(ctx, tx, "active", s.activeList, rows, 0)
 	}
 	rows := make([][]any, len(recs))
@@ -263,7 +263,7 @@ func (s *Store) updateRecords(ctx context.Context, tx Querier, archived bool, re
 	if archived {
 		set = append(set, "item_bytes")
 	}
-	rows := rowsOf(recs, func(r *crawlkeeper.Record) []any {
+	rows := Map(recs, func(r *crawlkeeper.Record) []any {
 		item := []byte(r.Item)
 		if archived {
 			item = s.archivePayload(r.Item)
@@ -350,7 +350,7 @@ func (s *Store) writeHistory(ctx context.Context, tx Querier, hist []*crawlkeepe
 	if len(hist) == 0 {
 		return nil
 	}
-	rows := rowsOf(hist, func(h *crawlkeeper.HistoryEntry) []any {
+	rows := Map(hist, func(h *crawlkeeper.HistoryEntry) []any {
 		item := []byte(h.Item)
 		if item == nil {
 			item = []byte{}

@@ -72,11 +72,8 @@ func (s *Store) RewriteKeys(ctx context.Context, changes []crawlkeeper.KeyChange
 	}
 	err := s.e.Write(ctx, "rewrite keys", func(tx Querier) error {
 		done = done[:0]
-		ids := make([]int64, len(changes))
-		newKeys := make([]string, len(changes))
-		for i, c := range changes {
-			ids[i], newKeys[i] = c.State.ID, c.Key
-		}
+		ids := Map(changes, func(c crawlkeeper.KeyChange) int64 { return c.State.ID })
+		newKeys := Map(changes, func(c crawlkeeper.KeyChange) string { return c.Key })
 		cur, err := s.states(ctx, tx, ids)
 		if err != nil {
 			return err

@@ -68,7 +68,7 @@ func (s *Store) WriteProcessed(ctx context.Context, ws []crawlkeeper.ProcessedWr
 	var skipped []int64
 	err := s.e.Write(ctx, "write processed", func(tx Querier) error {
 		skipped = []int64{}
-		versions, err := s.versions(ctx, tx, idsOf(ws, func(p crawlkeeper.ProcessedWrite) int64 { return p.ID }))
+		versions, err := s.versions(ctx, tx, Map(ws, func(p crawlkeeper.ProcessedWrite) int64 { return p.ID }))
 		if err != nil {
 			return err
 		}

@@ -97,31 +97,16 @@ func In(n int) string {
 }
 
 // Args returns xs as statement arguments.
-func Args[T any](xs []T) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}
+func Args[T any](xs []T) []any { return Map(xs, func(x T) any { return x }) }
 
-// Map returns f of each element of xs: the column lists of the engines'
-// statements ("c = ?", "t.c = u.c", ...).
+// Map returns f of each element of xs: statement rows, ids, the column
+// lists of the engines' statements ("c = ?", "t.c = u.c", ...).
 func Map[T, U any](xs []T, f func(T) U) []U {
 	out := make([]U, len(xs))
 	for i, x := range xs {
 		out[i] = f(x)
 	}
 	return out
-}
-
-// rowsOf returns the statement row of each element of xs.
-func rowsOf[T any](xs []T, row func(T) []any) [][]any {
-	rows := make([][]any, len(xs))
-	for i, x := range xs {
-		rows[i] = row(x)
-	}
-	return rows
 }
 
 // chunk is the number of values of one IN (...) list: a default batch
