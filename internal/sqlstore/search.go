@@ -11,10 +11,11 @@ import (
 type Searcher interface {
 	// SearchSQL renders a search plan as one query over the records
 	// table of p (table), whose rows are the record columns cols
-	// (qualified with the alias t) followed by the score. where and args are the plan's
-	// filters on record columns, unqualified, with the newest order's
-	// cursor among them; the relevance cursor, the match and the ranking
-	// are the engine's. The query returns at most p.Limit+1 rows.
+	// (qualified with the alias t) followed by the score. where and args
+	// are the plan's filters on record columns, unqualified, with the
+	// newest order's cursor among them; the relevance cursor, the match
+	// and the ranking are the engine's. The query returns at most
+	// p.Limit+1 rows.
 	SearchSQL(p *crawlkeeper.SearchPlan, table, cols string, where []string, args []any) (string, []any)
 	// CheckSearch verifies the engine's full-text index against the
 	// records and hands each violation to add.
