@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // oraclePolicy is the freshness-optimal schedule computed from the true
@@ -99,6 +101,95 @@ func (indexPolicy) next(_ context.Context, s *sim, t float64, k int) ([]int, err
 			break
 		}
 		list = append(list, r.i)
+	}
+	return list, nil
+}
+
+// knownAfterPolicy is the advisor told each page's true rate once it has
+// fetched the page K times: before that the page is ranked from what the
+// store kept, as the advisor ranks it, after that by Marginal(λ, time
+// since the last fetch) with the true λ, as the index policy ranks it. It
+// is a bound on learning, not a policy anyone could run: no estimator
+// knows a rate exactly after K-1 intervals, so the freshness it reaches
+// is more than a learner that sees only changed or unchanged could reach
+// with the advisor's schedule for its first K fetches. K = 1 is the index
+// policy.
+type knownAfterPolicy struct {
+	adv   *advisorPolicy
+	k     int
+	count []int // fetches of each page so far
+}
+
+// knownAfter reads a "known-after-K" policy name.
+func knownAfter(name string) (int, bool) {
+	k, err := strconv.Atoi(strings.TrimPrefix(name, PolicyKnownAfter))
+	return k, strings.HasPrefix(name, PolicyKnownAfter) && err == nil && k >= 1
+}
+
+func (p *knownAfterPolicy) start(s *sim)                             { p.count = make([]int, len(s.pages)) }
+func (p *knownAfterPolicy) fetched(_ *sim, i int, _ float64, _ bool) { p.count[i]++ }
+func (p *knownAfterPolicy) added(*sim, int, float64)                 {}
+
+// next merges the two rankings on the advisor's tiers: pages never
+// fetched, then the advisor's probes (youngest first), then every due
+// page and, with Fill, every other page, by the value of a fetch now
+// (the advisor's posterior expectation for pages it still learns, the
+// true value for the others).
+func (p *knownAfterPolicy) next(ctx context.Context, s *sim, t float64, k int) ([]int, error) {
+	a := p.adv
+	recs, err := a.store.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.refit(recs, t)
+	var learning []Record
+	for _, r := range recs {
+		if p.count[a.index[r.Name]] < p.k {
+			learning = append(learning, r)
+		}
+	}
+	plan, err := Advise(Request{Prior: a.prior, Records: learning, Budget: a.budget, Now: a.origin.Add(secondsDuration(t)), Limit: k, Fill: a.fill})
+	if err != nil {
+		return nil, err
+	}
+	var list []int
+	for i := 0; i < s.exists && len(list) < k; i++ {
+		if !s.pages[i].fetched {
+			list = append(list, i)
+		}
+	}
+	var ranked []candidate
+	for _, it := range plan.Items {
+		c := candidate{i: a.index[it.Name], key: it.Gain * day}
+		switch {
+		case it.Probe:
+			c.tier, c.key = tierProbe, -it.SinceFetch.Seconds()
+		case it.Due:
+			c.tier = tierDue
+		}
+		ranked = append(ranked, c)
+	}
+	// The threshold is the advisor's, over every record.
+	mu := a.prior.threshold(tables(), len(recs), a.budget/day)
+	for i := 0; i < s.exists; i++ {
+		pg := &s.pages[i]
+		if !pg.fetched || p.count[i] < p.k {
+			continue
+		}
+		c := candidate{i: i, key: Marginal(pg.rate, t-pg.lastFetch)}
+		if mu > 0 && c.key >= mu {
+			c.tier = tierDue
+		} else if !a.fill || c.key <= 0 {
+			continue
+		}
+		ranked = append(ranked, c)
+	}
+	sort.Slice(ranked, func(x, y int) bool { return ranked[x].better(ranked[y]) })
+	for _, c := range ranked {
+		if len(list) >= k {
+			break
+		}
+		list = append(list, c.i)
 	}
 	return list, nil
 }

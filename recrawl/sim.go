@@ -19,6 +19,10 @@ const (
 	// of its estimates: what separates its estimation error from its
 	// scheduling.
 	PolicyIndex = "index"
+	// PolicyKnownAfter, followed by a count K ("known-after-3"), is the
+	// advisor told each page's true rate once it has fetched it K times:
+	// a bound on what learning faster could buy.
+	PolicyKnownAfter = "known-after-"
 )
 
 // SimConfig sets up a simulation.
@@ -107,7 +111,9 @@ func (c *SimConfig) defaults() error {
 		switch p {
 		case PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle, PolicyIndex:
 		default:
-			return fmt.Errorf("recrawl sim: unknown policy %q: use %s, %s, %s, %s or %s", p, PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle, PolicyIndex)
+			if _, ok := knownAfter(p); !ok {
+				return fmt.Errorf("recrawl sim: unknown policy %q: use %s, %s, %s, %s, %s or %sK (K ≥ 1)", p, PolicyUniform, PolicyNutch, PolicyAdvisor, PolicyOracle, PolicyIndex, PolicyKnownAfter)
+			}
 		}
 	}
 	if c.NewStore == nil {
@@ -368,8 +374,11 @@ func (w *world) run(ctx context.Context, name string) (PolicyResult, error) {
 		pol = newAdvisorPolicy(store, w, !cfg.AdvisorStrict)
 	case PolicyOracle:
 		pol = newOraclePolicy(w)
-	default:
+	case PolicyIndex:
 		pol = &indexPolicy{}
+	default:
+		k, _ := knownAfter(name)
+		pol = &knownAfterPolicy{adv: newAdvisorPolicy(store, w, !cfg.AdvisorStrict), k: k}
 	}
 	pol.start(s)
 	res := PolicyResult{Policy: name, NewHours: -1, PageFetches: make([]int, len(w.rates))}
@@ -510,16 +519,7 @@ func (a *advisorPolicy) next(ctx context.Context, s *sim, t float64, k int) ([]i
 			targets = append(targets, a.w.names[i])
 		}
 	}
-	// A caller ranking a source every hour refits its prior now and then,
-	// not on every call: here once a simulated day.
-	if a.prior == nil || t-a.fitted >= day {
-		stats := make([]FetchStats, len(recs))
-		for j := range recs {
-			stats[j] = recs[j].Stats
-		}
-		p := FitPrior(stats)
-		a.prior, a.fitted = &p, t
-	}
+	a.refit(recs, t)
 	plan, err := Advise(Request{
 		Prior:   a.prior,
 		Records: recs,
@@ -537,6 +537,16 @@ func (a *advisorPolicy) next(ctx context.Context, s *sim, t float64, k int) ([]i
 		list[j] = a.index[it.Name]
 	}
 	return list, nil
+}
+
+// refit fits the prior to recs at t if a day has passed since the last
+// fit: a caller ranking a source every hour refits its prior now and
+// then, not on every call.
+func (a *advisorPolicy) refit(recs []Record, t float64) {
+	if a.prior == nil || t-a.fitted >= day {
+		p := FitPriorRecords(recs)
+		a.prior, a.fitted = &p, t
+	}
 }
 
 func (a *advisorPolicy) start(*sim)                       {}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -348,3 +349,31 @@ func TestChart(t *testing.T) {
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 99)) }
+
+// The known-after bound: told every rate from the first fetch on, it is
+// the index policy, fetch for fetch; told them later, it learns as the
+// advisor does first.
+func TestSimulateKnownAfter(t *testing.T) {
+	cfg := SimConfig{Pages: 1500, Rates: mustRates(t, "mostly-fast"), Seed: 6, Days: 30, MeasureFrom: 15,
+		Policies: []string{PolicyIndex, PolicyKnownAfter + "1", PolicyKnownAfter + "3", PolicyAdvisor}}
+	rep, err := Simulate(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, _ := rep.Result(PolicyIndex)
+	k1, _ := rep.Result(PolicyKnownAfter + "1")
+	k3, _ := rep.Result(PolicyKnownAfter + "3")
+	adv, _ := rep.Result(PolicyAdvisor)
+	t.Logf("index %.4f, known-after-1 %.4f, known-after-3 %.4f, advisor %.4f", index.Freshness, k1.Freshness, k3.Freshness, adv.Freshness)
+	if !slices.Equal(k1.PageFetches, index.PageFetches) || k1.Freshness != index.Freshness {
+		t.Errorf("known-after-1 made other fetches than the index policy: freshness %v against %v", k1.Freshness, index.Freshness)
+	}
+	if slices.Equal(k3.PageFetches, index.PageFetches) || slices.Equal(k3.PageFetches, adv.PageFetches) {
+		t.Error("known-after-3 fetched as the index policy or as the advisor: the two rankings were not merged")
+	}
+	for _, bad := range []string{PolicyKnownAfter + "0", PolicyKnownAfter, PolicyKnownAfter + "x"} {
+		if _, err := Simulate(context.Background(), SimConfig{Pages: 10, Policies: []string{bad}}); err == nil || !strings.Contains(err.Error(), "known-after-K") {
+			t.Errorf("policy %q: got %v, want an error naming known-after-K", bad, err)
+		}
+	}
+}

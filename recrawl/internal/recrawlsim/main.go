@@ -33,7 +33,7 @@ func run() error {
 	measureFrom := flag.Int("measure-from", 30, "freshness is averaged from this day on")
 	rates := flag.String("rates", "default", `comma-separated rate distributions, or "all" for every preset (`+strings.Join(recrawl.PresetNames(), ", ")+`)`)
 	seeds := flag.Int("seeds", 1, "seeds per distribution (1, 2, ...)")
-	policies := flag.String("policies", "uniform,nutch,advisor,oracle", "comma-separated policies (uniform, nutch, advisor, oracle, index)")
+	policies := flag.String("policies", "uniform,nutch,advisor,oracle", "comma-separated policies (uniform, nutch, advisor, oracle, index, known-after-K)")
 	strict := flag.Bool("strict", false, "the advisor fetches only due records (no Fill)")
 	nutchFill := flag.Bool("nutch-fill", false, "Nutch's generator fills unused budget with the pages due soonest")
 	nutchLastModified := flag.Bool("nutch-last-modified", false, "the simulated server sends a true Last-Modified header (feeds Nutch's sync_delta)")
@@ -115,7 +115,7 @@ func run() error {
 			if never > 0 && len(nh) > 0 {
 				fetched += fmt.Sprintf(", never on %d of %d seeds", never, len(reps))
 			}
-			fmt.Printf("  %-8s freshness days %d-%d %s  new target fetched after %s\n", res.Policy, reps[0].Config.MeasureFrom+1, reps[0].Config.Days, spread(f, 4), fetched)
+			fmt.Printf("  %-13s freshness days %d-%d %s  new target fetched after %s\n", res.Policy, reps[0].Config.MeasureFrom+1, reps[0].Config.Days, spread(f, 4), fetched)
 		}
 		rows := map[string][]float64{}
 		var order []string
@@ -166,7 +166,7 @@ func printClasses(rep recrawl.SimReport) {
 	for i := 0; i < n; i++ {
 		count[class(rep.Rates[i])]++
 	}
-	fmt.Printf("  %-8s", "interval")
+	fmt.Printf("  %-13s", "interval")
 	for k, name := range names {
 		if count[k] > 0 {
 			fmt.Printf(" %13s", fmt.Sprintf("%s (%d)", name, count[k]))
@@ -181,7 +181,7 @@ func printClasses(rep recrawl.SimReport) {
 			fetches[k] += float64(res.PageFetches[i])
 			fresh[k] += res.PageFreshness[i]
 		}
-		fmt.Printf("  %-8s", res.Policy)
+		fmt.Printf("  %-13s", res.Policy)
 		for k := range names {
 			if count[k] > 0 {
 				fmt.Printf(" %13s", fmt.Sprintf("%.1f / %.2f", fetches[k]/float64(count[k]), fresh[k]/float64(count[k])))
