@@ -153,4 +153,31 @@ func TestOpenStoreMustExist(t *testing.T) {
 			t.Fatalf("error %v, want %q", err, want)
 		}
 	})
+	t.Run("OtherFile", func(t *testing.T) {
+		// A file that is not SQLite: the error says what to check, and
+		// the file is left as it was.
+		path := filepath.Join(t.TempDir(), "notes.txt")
+		text := []byte("not a database, only some text that fills more than one header's worth of bytes\n")
+		if err := os.WriteFile(path, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := backends.OpenStoreWith(ctx, "sqlite://"+path, "", must)
+		if err == nil || crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID || !strings.HasPrefix(err.Error(), "open "+path+": ") ||
+			!strings.HasSuffix(err.Error(), ": is it a crawlkeeper store?") {
+			t.Fatalf("error %v (code %s)", err, crawlkeeper.ErrorCode(err))
+		}
+		if got, _ := os.ReadFile(path); string(got) != string(text) {
+			t.Fatalf("the file was changed: %q", got)
+		}
+	})
+	t.Run("DataFolderIsAFile", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "data")
+		if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := backends.OpenStoreWith(ctx, "", file, must)
+		if err == nil || crawlkeeper.ErrorCode(err) != crawlkeeper.EINVALID || !strings.Contains(err.Error(), "not a directory") {
+			t.Fatalf("error %v (code %s)", err, crawlkeeper.ErrorCode(err))
+		}
+	})
 }

@@ -159,6 +159,10 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 		// there is checked for the store's tables once open.
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, crawlkeeper.NoStoreError(path)
+		} else if err != nil {
+			// A data folder that is a file ("not a directory"), a
+			// file that cannot be read.
+			return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "open %s: %v", path, err)
 		}
 	} else if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -183,6 +187,11 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	s := &Store{path: path, durability: durability, w: w, r: r}
 	s.Store = sqlstore.New(engine{s: s})
 	err = s.Ready(ctx, path, opts.MustExist, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'active'`, s.migrate, func() { s.Close() })
+	if ce := (*crawlkeeper.Error)(nil); err != nil && opts.MustExist && !errors.As(err, &ce) {
+		// The file is there but SQLite cannot read it: most often a
+		// path that names some other file.
+		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "%v: is it a crawlkeeper store?", err)
+	}
 	if err != nil {
 		return nil, err
 	}
