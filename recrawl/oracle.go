@@ -109,11 +109,11 @@ func (indexPolicy) next(_ context.Context, s *sim, t float64, k int) ([]int, err
 // fetched the page K times: before that the page is ranked from what the
 // store kept, as the advisor ranks it, after that by Marginal(λ, time
 // since the last fetch) with the true λ, as the index policy ranks it. It
-// is a bound on learning, not a policy anyone could run: no estimator
-// knows a rate exactly after K-1 intervals, so the freshness it reaches
-// is more than a learner that sees only changed or unchanged could reach
-// with the advisor's schedule for its first K fetches. K = 1 is the index
-// policy.
+// measures what learning is worth, not a policy anyone could run: no
+// estimator knows a rate exactly after K-1 intervals, so what it reaches
+// is about the best a learner that sees only changed or unchanged could
+// hope for with the advisor's schedule for its first K fetches. K = 1 is
+// the index policy.
 type knownAfterPolicy struct {
 	adv   *advisorPolicy
 	k     int
@@ -148,9 +148,16 @@ func (p *knownAfterPolicy) next(ctx context.Context, s *sim, t float64, k int) (
 			learning = append(learning, r)
 		}
 	}
-	plan, err := Advise(Request{Prior: a.prior, Records: learning, Budget: a.budget, Now: a.origin.Add(secondsDuration(t)), Limit: k, Fill: a.fill})
-	if err != nil {
-		return nil, err
+	var plan Plan
+	if len(learning) > 0 {
+		// The threshold μ depends on the budget per record: the
+		// learning records get their share of the budget, so that their
+		// μ is the one over every record.
+		budget := a.budget * float64(len(learning)) / float64(len(recs))
+		plan, err = Advise(Request{Prior: a.prior, Records: learning, Budget: budget, Now: a.origin.Add(secondsDuration(t)), Limit: k, Fill: a.fill})
+		if err != nil {
+			return nil, err
+		}
 	}
 	var list []int
 	for i := 0; i < s.exists && len(list) < k; i++ {
@@ -169,7 +176,6 @@ func (p *knownAfterPolicy) next(ctx context.Context, s *sim, t float64, k int) (
 		}
 		ranked = append(ranked, c)
 	}
-	// The threshold is the advisor's, over every record.
 	mu := a.prior.threshold(tables(), len(recs), a.budget/day)
 	for i := 0; i < s.exists; i++ {
 		pg := &s.pages[i]
