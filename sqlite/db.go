@@ -28,7 +28,8 @@ import (
 
 	"github.com/crawlkeeper/crawlkeeper"
 	"github.com/crawlkeeper/crawlkeeper/internal/sqlstore"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	msqlite "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -187,15 +188,20 @@ func OpenWith(ctx context.Context, path string, opts crawlkeeper.StoreOptions) (
 	s := &Store{path: path, durability: durability, w: w, r: r}
 	s.Store = sqlstore.New(engine{s: s})
 	err = s.Ready(ctx, path, opts.MustExist, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'active'`, s.migrate, func() { s.Close() })
-	if ce := (*crawlkeeper.Error)(nil); err != nil && opts.MustExist && !errors.As(err, &ce) {
-		// The file is there but SQLite cannot read it: most often a
-		// path that names some other file.
+	if notADatabase(err) {
 		return nil, crawlkeeper.Errorf(crawlkeeper.EINVALID, "%v: is it a crawlkeeper store?", err)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// notADatabase reports whether err is SQLite's "file is not a database":
+// the path names some other file.
+func notADatabase(err error) bool {
+	var se *msqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_NOTADB
 }
 
 // readerCache is a reader connection's page cache, in KiB (see dsn).
